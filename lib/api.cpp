@@ -1,0 +1,294 @@
+// The C boundary: argument checks, exceptions turned into codes, and the
+// stdio plumbing of a spawn. Nothing here throws past extern "C".
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "engine.hpp"
+#include "launch.hpp"
+#include "process.hpp"
+#include "spec.hpp"
+#include "sup.h"
+
+namespace {
+
+using sup::Process;
+using sup::UniqueFd;
+
+Process* as_process(sup_proc* p) noexcept {
+  auto* proc = reinterpret_cast<Process*>(p);
+  return proc != nullptr && proc->valid() ? proc : nullptr;
+}
+
+bool valid_stream(int stream) noexcept { return stream == SUP_STDOUT || stream == SUP_STDERR; }
+
+void write_detail(char* buf, size_t size, const std::string& message) noexcept {
+  if (buf == nullptr || size == 0) return;
+  size_t n = std::min(size - 1, message.size());
+  std::memcpy(buf, message.data(), n);
+  buf[n] = '\0';
+}
+
+struct Pipe {
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+
+Pipe make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw sup::LaunchError{-errno, std::string("pipe: ") + strerrordesc_np(errno)};
+  Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  p.read_end = sup::above_stdio(std::move(p.read_end));
+  p.write_end = sup::above_stdio(std::move(p.write_end));
+  return p;
+}
+
+void set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throw sup::LaunchError{-errno, std::string("fcntl: ") + strerrordesc_np(errno)};
+}
+
+int spawn(const char* spec_json, sup_proc** out) {
+  sup::Spec spec = sup::parse_spec(spec_json);
+  sup::LaunchPlan plan = sup::plan_launch(spec);
+  sup::Engine& engine = sup::Engine::instance();
+
+  sup::SpawnFds fds;
+  Pipe out_pipe = make_pipe();
+  Pipe err_pipe = make_pipe();
+  fds.child_out = std::move(out_pipe.write_end);
+  fds.child_err = std::move(err_pipe.write_end);
+  fds.out_read = std::move(out_pipe.read_end);
+  fds.err_read = std::move(err_pipe.read_end);
+  fds.stdio = {{engine.dev_null(), fds.child_out.get(), fds.child_err.get()}};
+  if (spec.stdin_mode == sup::StdinMode::inherit) {
+    // A host that closed its stdin passes /dev/null rather than nothing.
+    if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
+  } else if (spec.stdin_mode == sup::StdinMode::data) {
+    Pipe stdin_pipe = make_pipe();
+    set_nonblocking(stdin_pipe.write_end.get());
+    fds.child_stdin = std::move(stdin_pipe.read_end);
+    fds.stdin_write = std::move(stdin_pipe.write_end);
+    fds.stdio.fd[0] = fds.child_stdin.get();
+  }
+
+  plan.tty_foreground = false;
+  if (spec.tty_foreground && isatty(0) && tcgetpgrp(0) == getpgrp()) {
+    fds.tty = sup::above_stdio(UniqueFd(fcntl(0, F_DUPFD_CLOEXEC, 3)));
+    fds.host_pgrp = getpgrp();
+    plan.tty_foreground = true;
+  }
+
+  auto proc = std::make_unique<Process>(engine, spec);
+  engine.spawn(*proc, plan, std::move(fds));
+  *out = reinterpret_cast<sup_proc*>(proc.release());
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+SUP_API int sup_version(void) { return SUP_VERSION_NUMBER; }
+
+SUP_API const char* sup_outcome_name(int outcome) {
+  switch (outcome) {
+    case SUP_OUTCOME_EXITED: return "exited";
+    case SUP_OUTCOME_SIGNALED: return "signaled";
+    case SUP_OUTCOME_IDLE_TIMEOUT: return "idle_timeout";
+    case SUP_OUTCOME_MAX_RUNTIME: return "max_runtime";
+    case SUP_OUTCOME_INTERRUPTED: return "interrupted";
+    case SUP_OUTCOME_ABORTED: return "aborted";
+    default: return nullptr;
+  }
+}
+
+SUP_API const char* sup_strerror(int err) {
+  switch (err) {
+    case SUP_OK: return "success";
+    case SUP_EINVAL: return "invalid argument";
+    case SUP_ENOENT: return "no such file or directory";
+    case SUP_EACCES: return "permission denied";
+    case SUP_EBUSY: return "result not final yet";
+    case SUP_ENODATA: return "no such value in this result";
+    case SUP_ENOSYS: return "kernel lacks pidfd support (Linux >= 5.9 needed)";
+    case SUP_EINTERNAL: return "internal error in sup";
+    default: break;
+  }
+  if (err < 0 && err > -4096) {
+    const char* text = strerrordesc_np(-err);
+    if (text != nullptr) return text;
+  }
+  return "unknown error";
+}
+
+SUP_API int sup_spawn_ex(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size) {
+  std::string detail;
+  int rc;
+  if (out == nullptr) {
+    detail = "out: NULL";
+    rc = SUP_EINVAL;
+  } else {
+    *out = nullptr;
+    try {
+      rc = spawn(spec_json, out);
+    } catch (const sup::SpecError& e) {
+      detail = e.message;
+      rc = SUP_EINVAL;
+    } catch (const sup::LaunchError& e) {
+      detail = e.message;
+      rc = e.code;
+    } catch (const std::bad_alloc&) {
+      detail = "out of memory";
+      rc = SUP_ENOMEM;
+    } catch (const std::system_error& e) {
+      detail = e.what();
+      rc = e.code().value() > 0 ? -e.code().value() : SUP_EINTERNAL;
+    } catch (...) {
+      detail = "internal error";
+      rc = SUP_EINTERNAL;
+    }
+  }
+  write_detail(errbuf, errbuf_size, detail);
+  return rc;
+}
+
+SUP_API int sup_spawn(const char* spec_json, sup_proc** out) { return sup_spawn_ex(spec_json, out, nullptr, 0); }
+
+SUP_API int sup_poll(sup_proc* p, int timeout_ms) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || timeout_ms < -1) return SUP_EINVAL;
+  try {
+    return proc->wait_final(timeout_ms) ? 1 : 0;
+  } catch (...) {
+    return SUP_EINTERNAL;
+  }
+}
+
+SUP_API int sup_interrupt(sup_proc* p) {
+  Process* proc = as_process(p);
+  return proc == nullptr ? SUP_EINVAL : proc->request(sup::kInterrupt);
+}
+
+SUP_API int sup_abort(sup_proc* p) {
+  Process* proc = as_process(p);
+  return proc == nullptr ? SUP_EINVAL : proc->request(sup::kAbort);
+}
+
+SUP_API const char* sup_result(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || !proc->is_final()) return nullptr;
+  try {
+    return proc->result_json().c_str();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+SUP_API void sup_release(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return;
+  try {
+    proc->release();
+  } catch (...) {
+    // release only allocates to queue the disposal; on failure the process is
+    // already reaped and the memory is all that is lost.
+  }
+}
+
+SUP_API int sup_fd(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  return proc->event_fd();
+}
+
+SUP_API int sup_pid(sup_proc* p) {
+  Process* proc = as_process(p);
+  return proc == nullptr ? SUP_EINVAL : proc->pid();
+}
+
+SUP_API int sup_output_read(sup_proc* p, int stream, uint64_t* pos, void* buf, size_t cap, size_t* nread) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || !valid_stream(stream) || pos == nullptr || nread == nullptr || (buf == nullptr && cap > 0))
+    return SUP_EINVAL;
+  *nread = proc->read_output(stream, pos, static_cast<char*>(buf), cap);
+  return 0;
+}
+
+SUP_API int sup_output_wait(sup_proc* p, uint64_t stdout_pos, uint64_t stderr_pos, int timeout_ms) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || timeout_ms < -1) return SUP_EINVAL;
+  try {
+    return proc->wait_output(stdout_pos, stderr_pos, timeout_ms) ? 1 : 0;
+  } catch (...) {
+    return SUP_EINTERNAL;
+  }
+}
+
+SUP_API int64_t sup_output_total(sup_proc* p, int stream) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || !valid_stream(stream)) return SUP_EINVAL;
+  return static_cast<int64_t>(proc->output_total(stream));
+}
+
+SUP_API int sup_result_outcome(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  return proc->is_final() ? proc->result().outcome : SUP_EBUSY;
+}
+
+SUP_API int sup_result_exit_code(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  if (!proc->is_final()) return SUP_EBUSY;
+  return proc->result().exit_code ? *proc->result().exit_code : SUP_ENODATA;
+}
+
+SUP_API int sup_result_term_signal(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  if (!proc->is_final()) return SUP_EBUSY;
+  return proc->result().term_signal ? *proc->result().term_signal : SUP_ENODATA;
+}
+
+SUP_API int sup_result_forced_kill(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  if (!proc->is_final()) return SUP_EBUSY;
+  return proc->result().forced_kill ? 1 : 0;
+}
+
+SUP_API double sup_result_duration_ms(sup_proc* p) {
+  Process* proc = as_process(p);
+  if (proc == nullptr) return SUP_EINVAL;
+  if (!proc->is_final()) return SUP_EBUSY;
+  return sup::ns_to_ms(proc->result().duration);
+}
+
+SUP_API const char* sup_result_output(sup_proc* p, int stream, size_t* len) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || len == nullptr || !valid_stream(stream) || !proc->is_final()) return nullptr;
+  try {
+    const std::string& kept = proc->kept_output(stream);
+    *len = kept.size();
+    return kept.data();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+SUP_API int64_t sup_result_omitted_bytes(sup_proc* p, int stream) {
+  Process* proc = as_process(p);
+  if (proc == nullptr || !valid_stream(stream)) return SUP_EINVAL;
+  if (!proc->is_final()) return SUP_EBUSY;
+  return static_cast<int64_t>(proc->omitted_bytes(stream));
+}
+
+}  // extern "C"

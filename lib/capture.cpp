@@ -1,0 +1,90 @@
+#include "capture.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sup {
+
+Capture::Capture(uint64_t limit_bytes)
+    : head_limit_(limit_bytes / 2), tail_limit_(limit_bytes - limit_bytes / 2) {}
+
+void Capture::append(const char* data, size_t len) {
+  total_ += len;
+  if (head_.size() < head_limit_) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_.size()));
+    head_.append(data, n);
+    data += n;
+    len -= n;
+  }
+  if (len > 0) append_tail(data, len);
+}
+
+void Capture::append_tail(const char* data, size_t len) {
+  if (tail_limit_ == 0) return;
+  if (len >= tail_limit_) {
+    // Only the newest tail_limit_ bytes of this chunk survive.
+    data += len - tail_limit_;
+    len = static_cast<size_t>(tail_limit_);
+    tail_.assign(data, data + len);
+    tail_start_ = 0;
+    tail_len_ = len;
+    return;
+  }
+  if (tail_.size() < tail_limit_) {
+    // Still growing: the ring has not wrapped, tail_start_ is 0.
+    size_t room = static_cast<size_t>(tail_limit_) - tail_.size();
+    size_t n = std::min(room, len);
+    tail_.insert(tail_.end(), data, data + n);
+    tail_len_ += n;
+    data += n;
+    len -= n;
+    if (len == 0) return;
+  }
+  // Full ring: overwrite the oldest bytes.
+  size_t cap = tail_.size();
+  size_t write_at = (tail_start_ + tail_len_) % cap;
+  size_t first = std::min(len, cap - write_at);
+  std::memcpy(tail_.data() + write_at, data, first);
+  std::memcpy(tail_.data(), data + first, len - first);
+  size_t overflow = tail_len_ + len > cap ? tail_len_ + len - cap : 0;
+  tail_start_ = (tail_start_ + overflow) % cap;
+  tail_len_ = std::min(cap, tail_len_ + len);
+}
+
+size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
+  size_t copied = 0;
+  if (*pos < head_.size()) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(cap, head_.size() - *pos));
+    std::memcpy(buf, head_.data() + *pos, n);
+    *pos += n;
+    copied += n;
+    buf += n;
+    cap -= n;
+  }
+  uint64_t tail_begin = total_ - tail_len_;
+  if (cap == 0 || *pos >= total_) return copied;
+  if (*pos < tail_begin) *pos = tail_begin;
+  size_t offset = static_cast<size_t>(*pos - tail_begin);
+  size_t n = std::min(cap, tail_len_ - offset);
+  size_t ring = tail_.size();
+  for (size_t done = 0; done < n;) {
+    size_t at = (tail_start_ + offset + done) % ring;
+    size_t run = std::min(n - done, ring - at);
+    std::memcpy(buf + done, tail_.data() + at, run);
+    done += run;
+  }
+  *pos += n;
+  return copied + n;
+}
+
+std::string Capture::kept() const {
+  std::string out;
+  out.reserve(head_.size() + tail_len_);
+  out = head_;
+  uint64_t pos = total_ - tail_len_;
+  out.resize(head_.size() + tail_len_);
+  read_at(&pos, out.data() + head_.size(), tail_len_);
+  return out;
+}
+
+}  // namespace sup

@@ -1,0 +1,22 @@
+// Monotonic time in nanoseconds. Deadlines are kept in ns from this clock, not
+// in libuv's cached millisecond loop time, so that a timeout is never early.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+
+namespace sup {
+
+using Nanos = int64_t;
+constexpr Nanos kNanosPerMs = 1000000;
+
+inline Nanos now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline double ns_to_ms(Nanos ns) noexcept { return static_cast<double>(ns) / 1e6; }
+
+}  // namespace sup

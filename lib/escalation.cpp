@@ -1,0 +1,198 @@
+// Deadlines and the interrupt-then-kill escalation. One timer per process
+// carries the earliest of its deadlines (idle, max runtime, grace, pipe
+// drain); reads only move last_activity_, and the timer recomputes when it
+// fires, so there are never two timers racing.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+#include "engine.hpp"
+#include "process.hpp"
+
+namespace sup {
+namespace {
+
+// After SIGKILL to the group, how long a pipe may stay open before the result
+// is published anyway: only a process that left the group can hold it then.
+constexpr Nanos kPipeDrainAfterKill = 100 * kNanosPerMs;
+
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+}  // namespace
+
+bool Process::leader_exited_now() {
+  // WNOWAIT keeps the leader a zombie: its pid, and so the process group id,
+  // cannot be reused while we may still signal the group.
+  siginfo_t info{};
+  struct rusage usage {};
+  long rc = syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info,
+                    WEXITED | WNOHANG | WNOWAIT | __WALL, &usage);
+  if (rc < 0) {
+    if (errno == EINTR) return false;
+    // Only a host that waits with __WALL on every child could have reaped
+    // ours: the status is lost, report the least surprising one.
+    info.si_pid = pid_;
+    info.si_code = CLD_EXITED;
+    info.si_status = 255;
+  } else if (info.si_pid == 0) {
+    return false;
+  }
+  leader_status_ = info;
+  leader_usage_ = usage;
+  return true;
+}
+
+void Process::on_leader_exit() {
+  if (lifecycle_ != Lifecycle::running || !leader_exited_now()) return;
+  lifecycle_ = Lifecycle::draining;
+  exit_watch_.close();
+  hand_back_terminal();
+  after_leader_exit();
+}
+
+void Process::after_leader_exit() {
+  // What the main process wrote just before exiting may still sit in the pipes.
+  constexpr int kDrainReads = 16;
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->open() && !pipe->paused && !read_pipe(*pipe, kDrainReads)) close_pipe(*pipe);
+  if (!out_.open() && !err_.open()) {
+    finish();
+    return;
+  }
+  Nanos now = now_ns();
+  if (escalation_ == Escalation::kill_sent) {
+    if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
+  } else if (escalation_ == Escalation::none) {
+    // A pipe still open after the drain is held by something the main
+    // process left behind. A pipe held back for a slow reader tells nothing
+    // yet: decide when the reader catches up.
+    bool left_behind = (out_.open() && !out_.paused) || (err_.open() && !err_.paused);
+    if (left_behind) interrupt_group(now);
+  }
+  arm_deadline();
+}
+
+void Process::handle_requests() {
+  unsigned bits = requests_.exchange(0);
+  if (bits & kResume) resume_held_back();
+  if (lifecycle_ == Lifecycle::final) return;
+  if ((bits & (kAbort | kInterrupt)) == 0) return;
+  // The exit race: a main process that already exited is not ended by us.
+  if (lifecycle_ == Lifecycle::running && leader_exited_now()) {
+    on_leader_exit();
+    if (lifecycle_ == Lifecycle::final) return;
+  }
+  Nanos now = now_ns();
+  if (bits & kAbort) {
+    if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
+    if (escalation_ != Escalation::kill_sent) kill_group(now);
+  }
+  if ((bits & kInterrupt) && lifecycle_ == Lifecycle::running) {
+    cause_ = std::max(cause_, Cause::interrupted);
+    if (escalation_ == Escalation::none) interrupt_group(now);
+  }
+  arm_deadline();
+}
+
+void Process::on_deadline() {
+  Nanos now = now_ns();
+  if (lifecycle_ == Lifecycle::running) {
+    if (leader_exited_now()) {
+      on_leader_exit();
+      return;
+    }
+    if (cause_ < Cause::timed_out) {
+      bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
+      bool too_long = max_runtime_ > 0 && now - spawned_at_ >= max_runtime_;
+      if (idle || too_long) {
+        timeout_kind_ = idle ? TimeoutKind::idle : TimeoutKind::max_runtime;
+        timed_out();
+      }
+    }
+  }
+  if (lifecycle_ != Lifecycle::final && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
+    kill_group(now);
+  if (lifecycle_ == Lifecycle::draining && escalation_ == Escalation::kill_sent &&
+      give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
+    finish();
+    return;
+  }
+  arm_deadline();
+}
+
+void Process::timed_out() {
+  Nanos now = now_ns();
+  cause_ = std::max(cause_, Cause::timed_out);
+  if (on_timeout_ == TimeoutAction::kill) {
+    if (escalation_ != Escalation::kill_sent) kill_group(now);
+  } else if (escalation_ == Escalation::none) {
+    interrupt_group(now);
+  }
+}
+
+void Process::arm_deadline() {
+  if (lifecycle_ == Lifecycle::final) return;
+  Nanos next = kNever;
+  if (lifecycle_ == Lifecycle::running && cause_ < Cause::timed_out) {
+    if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);
+    if (max_runtime_ > 0) next = std::min(next, spawned_at_ + max_runtime_);
+  }
+  if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
+  if (lifecycle_ == Lifecycle::draining && escalation_ == Escalation::kill_sent && give_up_pipes_at_ != 0)
+    next = std::min(next, give_up_pipes_at_);
+  uv_timer_t* timer = deadline_.get();
+  if (next == kNever) {
+    uv_timer_stop(timer);
+    return;
+  }
+  // libuv's loop clock counts whole milliseconds on the same monotonic base
+  // and may lag behind it; aim at the millisecond at or after the deadline so
+  // the timer cannot fire before it.
+  uv_update_time(loop_);
+  int64_t due_ms = (next + kNanosPerMs - 1) / kNanosPerMs;
+  int64_t loop_ms = static_cast<int64_t>(uv_now(loop_));
+  uint64_t wait_ms = due_ms > loop_ms ? static_cast<uint64_t>(due_ms - loop_ms) : 0;
+  uv_timer_start(timer, [](uv_timer_t* h) { static_cast<Process*>(h->data)->on_deadline(); }, wait_ms, 0);
+}
+
+void Process::interrupt_group(Nanos now) {
+  signal_group(interrupt_signal_, now, true);
+  if (interrupt_signal_ == SIGKILL) {
+    escalation_ = Escalation::kill_sent;
+    forced_kill_ = true;
+    if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;
+    return;
+  }
+  // A stopped process cannot act on the signal until it is continued.
+  if (interrupt_signal_ != SIGCONT) signal_group(SIGCONT, now, false);
+  escalation_ = Escalation::interrupt_sent;
+  kill_at_ = now + grace_;
+}
+
+void Process::kill_group(Nanos now) {
+  signal_group(SIGKILL, now, true);
+  escalation_ = Escalation::kill_sent;
+  forced_kill_ = true;
+  if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;
+}
+
+void Process::signal_group(int sig, Nanos now, bool record) {
+  // The leader stays unreaped until finish(), so -pid_ is still our group.
+  kill(-pid_, sig);
+  if (record) signals_sent_.push_back({sig, now - spawned_at_});
+}
+
+void Process::hand_back_terminal() {
+  if (!tty_fd_.valid()) return;
+  // Our thread blocks SIGTTOU, so a background caller is not stopped here.
+  if (tcgetpgrp(tty_fd_.get()) == pid_) tcsetpgrp(tty_fd_.get(), host_pgrp_);
+  tty_fd_.reset();
+}
+
+}  // namespace sup

@@ -1,0 +1,246 @@
+#include "launch.hpp"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "sup.h"
+
+extern char** environ;
+
+namespace sup {
+namespace {
+
+constexpr size_t kChildStackSize = 64 * 1024;
+// execvp's choice when PATH is unset.
+constexpr const char* kDefaultPath = "/bin:/usr/bin";
+
+enum class FailedStep : int { none = 0, setup, cwd, exec };
+
+struct ChildArgs {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int stdio[3];
+  bool tty_foreground;
+  pid_t host_pid;
+  // Written by the child, read by the parent once the vfork-style clone has
+  // returned (after the child's exec or exit).
+  FailedStep failed_step;
+  int failed_errno;
+};
+
+// The kernel's struct sigaction (not glibc's): the child calls the system
+// call directly.
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  uint64_t mask;
+};
+
+#define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
+
+[[noreturn]] SUP_CHILD_CODE void child_fail(ChildArgs* a, FailedStep step) {
+  a->failed_step = step;
+  a->failed_errno = errno;
+  syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+// Runs in the child, on ChildStack, sharing the parent's memory until exec.
+// Only raw system calls: no allocation, no locks, no sanitizer hooks, and
+// nothing that could run a host signal handler (all signals are blocked
+// until the last step, after every disposition is back to default).
+SUP_CHILD_CODE int child_main(void* raw) {
+  auto* a = static_cast<ChildArgs*>(raw);
+
+  if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail(a, FailedStep::setup);
+  // The host may have died between clone and prctl; then nobody would kill us.
+  if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
+  if (syscall(SYS_setpgid, 0, 0) != 0) child_fail(a, FailedStep::setup);
+
+  for (int target = 0; target < 3; ++target) {
+    int source = a->stdio[target];
+    if (source == target) {
+      if (syscall(SYS_fcntl, target, F_SETFD, 0) != 0) child_fail(a, FailedStep::setup);
+    } else if (syscall(SYS_dup3, source, target, 0) < 0) {
+      child_fail(a, FailedStep::setup);
+    }
+  }
+  if (a->tty_foreground) {
+    // Signals are still blocked, so the background group's TIOCSPGRP is not
+    // stopped by SIGTTOU. Failure only means the child stays in the background.
+    pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
+    syscall(SYS_ioctl, 0, TIOCSPGRP, &self);
+  }
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) child_fail(a, FailedStep::setup);
+  if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
+
+  KernelSigaction dfl{};
+  dfl.handler = SIG_DFL;
+  for (int sig = 1; sig <= 64; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof(uint64_t));
+  }
+  uint64_t empty_mask = 0;
+  if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(uint64_t)) != 0)
+    child_fail(a, FailedStep::setup);
+
+  syscall(SYS_execve, a->path, a->argv, a->envp);
+  child_fail(a, FailedStep::exec);
+  return 127;
+}
+
+std::string describe_errno(int err) {
+  const char* text = strerrordesc_np(err);
+  return text != nullptr ? text : "error " + std::to_string(err);
+}
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+const char* find_env(const std::vector<std::string>& env, const char* name) {
+  size_t len = std::strlen(name);
+  for (const auto& kv : env)
+    if (kv.compare(0, len, name) == 0 && kv.size() > len && kv[len] == '=') return kv.c_str() + len + 1;
+  return nullptr;
+}
+
+// execvp's search, done in the parent so that a missing command is reported
+// by name before anything is cloned. Relative PATH entries are taken relative
+// to the child's cwd, where the child's execve will resolve them.
+std::string search_path(const std::string& name, const char* path_value,
+                        const std::optional<std::string>& cwd) {
+  std::string path = path_value != nullptr ? path_value : kDefaultPath;
+  bool saw_unexecutable = false;
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(begin, end - begin);
+    begin = end + 1;
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    std::string on_disk = (cwd && candidate[0] != '/') ? *cwd + "/" + candidate : candidate;
+    struct stat st;
+    if (stat(on_disk.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    if (faccessat(AT_FDCWD, on_disk.c_str(), X_OK, AT_EACCESS) == 0) return candidate;
+    saw_unexecutable = true;
+  }
+  if (saw_unexecutable)
+    throw LaunchError{SUP_EACCES, "exec " + quoted(name) + ": found in PATH but not executable"};
+  throw LaunchError{SUP_ENOENT, "exec " + quoted(name) + ": not found in PATH (" + path + ")"};
+}
+
+}  // namespace
+
+LaunchPlan plan_launch(const Spec& spec) {
+  LaunchPlan plan;
+  plan.argv0 = spec.argv[0];
+  plan.cwd = spec.cwd;
+  plan.tty_foreground = spec.tty_foreground;
+
+  const char* path_value = nullptr;
+  if (!spec.env.empty()) {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
+    for (const auto& [name, value] : spec.env) {
+      std::string prefix = name + "=";
+      auto& env = plan.env_storage;
+      for (auto it = env.begin(); it != env.end();) {
+        if (it->compare(0, prefix.size(), prefix) == 0)
+          it = env.erase(it);
+        else
+          ++it;
+      }
+      if (value) env.push_back(prefix + *value);
+    }
+    for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
+    plan.envp.push_back(nullptr);
+    path_value = find_env(plan.env_storage, "PATH");
+  } else {
+    path_value = getenv("PATH");
+  }
+
+  if (plan.argv0.find('/') != std::string::npos)
+    plan.exec_path = plan.argv0;
+  else
+    plan.exec_path = search_path(plan.argv0, path_value, plan.cwd);
+
+  plan.argv_storage = spec.argv;
+  for (auto& arg : plan.argv_storage) plan.argv.push_back(arg.data());
+  plan.argv.push_back(nullptr);
+  return plan;
+}
+
+ChildStack::ChildStack() {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_ = kChildStackSize + page;
+  base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (base_ == MAP_FAILED) throw std::bad_alloc();
+  // A guard page below the stack turns an overflow into a crash, not corruption.
+  mprotect(base_, page, PROT_NONE);
+}
+
+ChildStack::~ChildStack() { munmap(base_, size_); }
+
+void* ChildStack::top() const noexcept { return static_cast<char*>(base_) + size_; }
+
+Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack) {
+  ChildArgs args{};
+  args.path = plan.exec_path.c_str();
+  args.argv = plan.argv.data();
+  args.envp = plan.envp.empty() ? environ : plan.envp.data();
+  args.cwd = plan.cwd ? plan.cwd->c_str() : nullptr;
+  for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
+  args.tty_foreground = plan.tty_foreground;
+  args.host_pid = getpid();
+
+  int pidfd = -1;
+  // No exit signal: the host's SIGCHLD handler never hears of our children,
+  // a host that ignores SIGCHLD does not auto-reap them, and its waitpid(-1)
+  // cannot steal their status (only __WALL waits see them).
+  pid_t pid = clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
+  if (pid < 0) {
+    int err = errno;
+    if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.3 needed)"};
+    throw LaunchError{-err, "clone: " + describe_errno(err)};
+  }
+  Launched out{pid, UniqueFd(pidfd)};
+  if (args.failed_step == FailedStep::none) return out;
+
+  siginfo_t info{};
+  syscall(SYS_waitid, P_PIDFD, pidfd, &info, WEXITED | __WALL, nullptr);
+  int err = args.failed_errno;
+  switch (args.failed_step) {
+    case FailedStep::cwd:
+      throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + describe_errno(err)};
+    case FailedStep::exec:
+      throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err)};
+    default:
+      throw LaunchError{-err, "child setup: " + describe_errno(err)};
+  }
+}
+
+UniqueFd above_stdio(UniqueFd fd) {
+  if (fd.get() > 2) return fd;
+  int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (moved < 0) throw LaunchError{-errno, std::string("fcntl: ") + describe_errno(errno)};
+  return UniqueFd(moved);
+}
+
+}  // namespace sup

@@ -1,0 +1,86 @@
+// Starting a child: the plan is made on the caller's thread, the clone runs on
+// the library's loop thread so that PR_SET_PDEATHSIG ties the child to a
+// thread that lives as long as the library.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec.hpp"
+#include "unique_fd.hpp"
+
+namespace sup {
+
+// A spawn that failed, with the code for the caller and the human detail.
+struct LaunchError {
+  int code;
+  std::string message;
+};
+
+// Everything the child needs, resolved before the clone so that the child
+// itself only makes system calls.
+struct LaunchPlan {
+  std::string exec_path;
+  std::string argv0;
+  std::optional<std::string> cwd;
+  std::vector<std::string> argv_storage;
+  std::vector<std::string> env_storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;  // empty: the host's environ, read at clone time
+  bool tty_foreground = false;
+};
+
+// Resolves argv[0] through the child's PATH and builds its environment.
+// Throws LaunchError (SUP_ENOENT, SUP_EACCES).
+LaunchPlan plan_launch(const Spec& spec);
+
+// Descriptors the child gets as 0, 1 and 2 (each >= 3, or equal to its
+// target for an inherited stdin).
+struct ChildStdio {
+  int fd[3];
+};
+
+// The descriptors of one spawn, on both sides of the child's pipes.
+struct SpawnFds {
+  ChildStdio stdio{};
+  // The child's ends: closed on the loop thread right after the clone, before
+  // any exit is watched, or a fast child's EOF would look like a leftover
+  // still holding the pipe.
+  UniqueFd child_out, child_err, child_stdin;
+  // Ours.
+  UniqueFd out_read, err_read, stdin_write, tty;
+  pid_t host_pgrp = 0;
+};
+
+// The memory the cloned child runs on until it execs. One per loop thread:
+// spawns there are serialized.
+class ChildStack {
+ public:
+  ChildStack();
+  ~ChildStack();
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  void* top() const noexcept;
+
+ private:
+  void* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct Launched {
+  pid_t pid;
+  UniqueFd pidfd;
+};
+
+// Clones and execs. Must run on the loop thread with every signal blocked.
+// Throws LaunchError with the errno of the step that failed (cwd, exec, ...).
+Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack);
+
+// Moves fd to a number >= 3 if it is 0, 1 or 2 (a host that closed its own
+// stdio would otherwise get our pipes there). Returns the fd to use.
+UniqueFd above_stdio(UniqueFd fd);
+
+}  // namespace sup

@@ -1,0 +1,191 @@
+// Reading the child's pipes on the loop thread: capture, activity tracking for
+// the idle timeout, backpressure for live readers, and feeding stdin data.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+#include "engine.hpp"
+#include "process.hpp"
+#include "sup.h"
+
+namespace sup {
+namespace {
+
+void check_uv(int rc, const char* what) {
+  if (rc != 0) throw LaunchError{rc, std::string(what) + ": " + uv_strerror(rc)};
+}
+
+}  // namespace
+
+void Process::start(uv_loop_t* loop, pid_t pid, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
+                    UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
+  loop_ = loop;
+  pid_ = pid;
+  spawned_at_ = now_ns();
+  last_activity_ = spawned_at_;
+  pidfd_ = std::move(pidfd);
+  tty_fd_ = std::move(tty_fd);
+  host_pgrp_ = host_pgrp;
+  try {
+    uv_poll_t* exit_watch = exit_watch_.create();
+    check_uv(uv_poll_init(loop, exit_watch, pidfd_.get()), "uv_poll_init(pidfd)");
+    exit_watch->data = this;
+    check_uv(uv_poll_start(exit_watch, UV_READABLE,
+                           [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_leader_exit(); }),
+             "uv_poll_start(pidfd)");
+    watch_output(loop, out_, std::move(out_fd));
+    watch_output(loop, err_, std::move(err_fd));
+    uv_timer_t* timer = deadline_.create();
+    check_uv(uv_timer_init(loop, timer), "uv_timer_init");
+    timer->data = this;
+    if (stdin_fd.valid()) {
+      stdin_fd_ = std::move(stdin_fd);
+      feed_stdin(loop);
+    }
+  } catch (...) {
+    // The child already runs: it must not outlive a failed start.
+    kill(-pid_, SIGKILL);
+    siginfo_t info{};
+    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | __WALL, nullptr);
+    exit_watch_.close();
+    deadline_.close();
+    close_pipe(out_);
+    close_pipe(err_);
+    close_stdin();
+    throw;
+  }
+  arm_deadline();
+}
+
+void Process::watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd) {
+  pipe.fd = std::move(fd);
+  uv_poll_t* poll = pipe.poll.create();
+  check_uv(uv_poll_init(loop, poll, pipe.fd.get()), "uv_poll_init(pipe)");
+  poll->data = this;
+  check_uv(uv_poll_start(poll, UV_READABLE,
+                         [](uv_poll_t* h, int, int) {
+                           auto* self = static_cast<Process*>(h->data);
+                           self->on_output_ready(h == self->out_.poll.get() ? self->out_ : self->err_);
+                         }),
+           "uv_poll_start(pipe)");
+}
+
+void Process::on_output_ready(OutputPipe& pipe) {
+  // A few reads per wakeup: enough to drain a full pipe, not so many that a
+  // firehose on one child starves the others on the loop.
+  constexpr int kReadsPerWakeup = 4;
+  if (!read_pipe(pipe, kReadsPerWakeup)) {
+    close_pipe(pipe);
+    maybe_finish();
+  }
+}
+
+bool Process::read_pipe(OutputPipe& pipe, int max_reads) {
+  char* buf = engine_.read_buffer();
+  const size_t cap = engine_.read_buffer_size();
+  for (int i = 0; i < max_reads; ++i) {
+    if (pipe.paused) return true;
+    ssize_t n = read(pipe.fd.get(), buf, cap);
+    if (n > 0) {
+      last_activity_ = now_ns();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        pipe.capture.append(buf, static_cast<size_t>(n));
+        if (waiters_ > 0) changed_.notify_all();
+      }
+      hold_back_if_needed(pipe);
+      if (static_cast<size_t>(n) < cap) return true;
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    // Any other error leaves nothing more to read.
+    return errno == EAGAIN;
+  }
+  return true;
+}
+
+void Process::close_pipe(OutputPipe& pipe) {
+  pipe.poll.close();
+  pipe.fd.reset();
+  pipe.paused = false;
+}
+
+void Process::hold_back_if_needed(OutputPipe& pipe) {
+  if (backpressure_bytes_ == 0 || pipe.paused) return;
+  uint64_t unread;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unread = pipe.capture.total() - pipe.consumer_pos;
+  }
+  if (unread <= backpressure_bytes_) return;
+  uv_poll_stop(pipe.poll.get());
+  pipe.paused = true;
+}
+
+bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
+
+void Process::resume_held_back() {
+  bool resumed = false;
+  for (OutputPipe* pipe : {&out_, &err_}) {
+    if (!pipe->paused) continue;
+    uint64_t unread;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      unread = pipe->capture.total() - pipe->consumer_pos;
+    }
+    if (unread > backpressure_bytes_) continue;
+    pipe->paused = false;
+    uv_poll_start(pipe->poll.get(), UV_READABLE, [](uv_poll_t* h, int, int) {
+      auto* self = static_cast<Process*>(h->data);
+      self->on_output_ready(h == self->out_.poll.get() ? self->out_ : self->err_);
+    });
+    resumed = true;
+  }
+  if (!resumed) return;
+  // The child was blocked by our reader, not silent: its idle clock restarts.
+  last_activity_ = now_ns();
+  if (lifecycle_ == Lifecycle::draining)
+    after_leader_exit();
+  else
+    arm_deadline();
+}
+
+void Process::feed_stdin(uv_loop_t* loop) {
+  on_stdin_writable();
+  if (!stdin_fd_.valid()) return;
+  uv_poll_t* watch = stdin_watch_.create();
+  check_uv(uv_poll_init(loop, watch, stdin_fd_.get()), "uv_poll_init(stdin)");
+  watch->data = this;
+  check_uv(uv_poll_start(watch, UV_WRITABLE,
+                         [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_stdin_writable(); }),
+           "uv_poll_start(stdin)");
+}
+
+void Process::on_stdin_writable() {
+  while (stdin_written_ < stdin_data_.size()) {
+    ssize_t n = write(stdin_fd_.get(), stdin_data_.data() + stdin_written_, stdin_data_.size() - stdin_written_);
+    if (n > 0) {
+      stdin_written_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    // EPIPE: the child closed its stdin or exited; the rest is not wanted.
+    break;
+  }
+  close_stdin();
+}
+
+void Process::close_stdin() {
+  stdin_watch_.close();
+  stdin_fd_.reset();
+  std::string().swap(stdin_data_);
+}
+
+}  // namespace sup

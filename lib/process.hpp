@@ -1,0 +1,205 @@
+// One supervised child. The loop thread drives it (output.cpp reads the pipes
+// and tracks activity, escalation.cpp owns the deadline and the signals,
+// result.cpp decides the outcome and builds the result); API threads only read
+// its shared state under mu_ or latch requests through atomics.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture.hpp"
+#include "clock.hpp"
+#include "spec.hpp"
+#include "unique_fd.hpp"
+#include "uv_handle.hpp"
+
+namespace sup {
+
+class Engine;
+
+// Where the main process is in its life, as the loop thread sees it.
+enum class Lifecycle {
+  running,   // main process alive
+  draining,  // main process exited; waiting for what it left to close the pipes
+  final,     // result published; immutable
+};
+
+// How far the signals sent to the process group have gone. Never goes back.
+enum class Escalation { none, interrupt_sent, kill_sent };
+
+// Why sup ended the main process, ordered by the outcome priority.
+enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
+enum class TimeoutKind { idle, max_runtime };
+
+// Requests latched from API threads (async-signal-safe) for the loop thread.
+enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4 };
+
+struct SignalSent {
+  int signal;
+  Nanos at;  // since spawn
+};
+
+// The final result. Written once by the loop thread under mu_, then immutable.
+struct Result {
+  int outcome = 0;
+  std::optional<int> exit_code;
+  std::optional<int> term_signal;
+  bool forced_kill = false;
+  Nanos duration = 0;
+  std::vector<SignalSent> signals_sent;
+  struct rusage usage {};
+};
+
+// One of the child's output pipes, read on the loop thread.
+struct OutputPipe {
+  explicit OutputPipe(int stream_number, uint64_t limit) : stream(stream_number), capture(limit) {}
+  const int stream;  // SUP_STDOUT or SUP_STDERR
+  UniqueFd fd;
+  UvHandle<uv_poll_t> poll;
+  bool paused = false;  // held back for backpressure_bytes
+  // Shared, under Process::mu_.
+  Capture capture;
+  uint64_t consumer_pos = 0;
+  // Loop thread only.
+  bool open() const noexcept { return fd.valid(); }
+};
+
+struct ResolvedStdio;
+
+class Process {
+ public:
+  static constexpr uint32_t kMagic = 0x53555052;  // "SUPR"
+
+  Process(Engine& engine, const Spec& spec);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // ---- API threads ----------------------------------------------------
+  bool valid() const noexcept { return magic_ == kMagic; }
+  pid_t pid() const noexcept { return pid_; }
+  // Async-signal-safe. Returns 1 if already final, else 0.
+  int request(unsigned bits) noexcept;
+  // Waits until final; timeout_ms -1 = forever. Returns true when final.
+  bool wait_final(int timeout_ms);
+  bool wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
+  size_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
+  uint64_t output_total(int stream);
+  int event_fd();
+  bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
+  // Valid only once is_final(): the result never changes afterwards.
+  const Result& result() const noexcept { return result_; }
+  const std::string& result_json();
+  const std::string& kept_output(int stream);
+  uint64_t omitted_bytes(int stream);
+  // sup_release: aborts if running, waits for the reap, hands over to the loop.
+  void release();
+
+  // ---- Loop thread ----------------------------------------------------
+  void start(uv_loop_t* loop, pid_t pid, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
+             UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp);
+  void handle_requests();
+  // Library shutdown: kill, reap and publish now, whatever the state.
+  void shutdown();
+
+  // The engine's lock-free list of processes with new requests.
+  std::atomic<bool> queued{false};
+  Process* next_queued = nullptr;
+
+ private:
+  // output.cpp
+  void watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd);
+  void on_output_ready(OutputPipe& pipe);
+  // Reads until EAGAIN or EOF (at most max_reads); returns false on EOF.
+  bool read_pipe(OutputPipe& pipe, int max_reads);
+  void close_pipe(OutputPipe& pipe);
+  void hold_back_if_needed(OutputPipe& pipe);
+  void resume_held_back();
+  bool any_held_back() const noexcept;
+  void feed_stdin(uv_loop_t* loop);
+  void on_stdin_writable();
+  void close_stdin();
+
+  // escalation.cpp
+  void on_deadline();
+  void arm_deadline();
+  bool leader_exited_now();
+  void on_leader_exit();
+  void after_leader_exit();
+  void timed_out();
+  void interrupt_group(Nanos now);
+  void kill_group(Nanos now);
+  void signal_group(int sig, Nanos now, bool record);
+  void hand_back_terminal();
+
+  // result.cpp
+  void maybe_finish();
+  void finish();
+  void publish(Result&& result);
+  int decide_outcome() const noexcept;
+  std::string build_result_json() const;
+
+  OutputPipe& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
+
+  const uint32_t magic_ = kMagic;
+  Engine& engine_;
+
+  // Settings from the spec, immutable.
+  const Nanos idle_timeout_;
+  const Nanos max_runtime_;
+  const Nanos grace_;
+  const int interrupt_signal_;
+  const TimeoutAction on_timeout_;
+  const uint64_t backpressure_bytes_;
+  std::string stdin_data_;
+
+  // Set at start, then immutable.
+  pid_t pid_ = 0;
+  Nanos spawned_at_ = 0;
+
+  // Loop thread only.
+  uv_loop_t* loop_ = nullptr;
+  UniqueFd pidfd_;
+  UvHandle<uv_poll_t> exit_watch_;
+  UvHandle<uv_timer_t> deadline_;
+  UniqueFd stdin_fd_;
+  UvHandle<uv_poll_t> stdin_watch_;
+  size_t stdin_written_ = 0;
+  UniqueFd tty_fd_;
+  pid_t host_pgrp_ = 0;
+  Lifecycle lifecycle_ = Lifecycle::running;
+  Escalation escalation_ = Escalation::none;
+  Cause cause_ = Cause::none;
+  TimeoutKind timeout_kind_ = TimeoutKind::idle;
+  Nanos last_activity_ = 0;
+  Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
+  Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
+  siginfo_t leader_status_{};
+  struct rusage leader_usage_ {};
+  std::vector<SignalSent> signals_sent_;
+  bool forced_kill_ = false;
+
+  // Shared with API threads.
+  std::atomic<unsigned> requests_{0};
+  std::atomic<bool> published_{false};
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int waiters_ = 0;  // threads in wait_output; output appends notify only then
+  OutputPipe out_;
+  OutputPipe err_;
+  Result result_;
+  UniqueFd event_fd_;
+  std::optional<std::string> result_json_;
+  std::optional<std::string> kept_[2];
+};
+
+}  // namespace sup

@@ -1,0 +1,159 @@
+// Ending a process's supervision: reaping, deciding the outcome once, and the
+// result as JSON.
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "engine.hpp"
+#include "json_text.hpp"
+#include "process.hpp"
+#include "signal_names.hpp"
+#include "sup.h"
+
+namespace sup {
+namespace {
+
+void append_ms(std::string& out, double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  out += buf;
+}
+
+double timeval_ms(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; }
+
+}  // namespace
+
+void Process::maybe_finish() {
+  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish();
+}
+
+int Process::decide_outcome() const noexcept {
+  switch (cause_) {
+    case Cause::aborted: return SUP_OUTCOME_ABORTED;
+    case Cause::timed_out:
+      return timeout_kind_ == TimeoutKind::idle ? SUP_OUTCOME_IDLE_TIMEOUT : SUP_OUTCOME_MAX_RUNTIME;
+    case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
+    case Cause::none: break;
+  }
+  return leader_status_.si_code == CLD_EXITED ? SUP_OUTCOME_EXITED : SUP_OUTCOME_SIGNALED;
+}
+
+void Process::finish() {
+  if (lifecycle_ == Lifecycle::final) return;
+  // What is left in the group without holding our pipes cannot be seen
+  // without scanning /proc, and keeping the leader for a grace period after
+  // every run would cost a pid and an fd per finished child: it gets SIGKILL
+  // now, while the unreaped leader still pins the group id.
+  if (escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
+  siginfo_t reaped{};
+  syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
+  Nanos now = now_ns();
+
+  exit_watch_.close();
+  deadline_.close();
+  close_pipe(out_);
+  close_pipe(err_);
+  close_stdin();
+  hand_back_terminal();
+  pidfd_.reset();
+  lifecycle_ = Lifecycle::final;
+
+  Result r;
+  r.outcome = decide_outcome();
+  if (leader_status_.si_code == CLD_EXITED)
+    r.exit_code = leader_status_.si_status;
+  else
+    r.term_signal = leader_status_.si_status;
+  r.forced_kill = forced_kill_;
+  r.duration = now - spawned_at_;
+  r.signals_sent = std::move(signals_sent_);
+  r.usage = leader_usage_;
+  publish(std::move(r));
+}
+
+void Process::publish(Result&& r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    result_ = std::move(r);
+    published_.store(true, std::memory_order_release);
+    if (event_fd_.valid()) {
+      uint64_t one = 1;
+      (void)!write(event_fd_.get(), &one, sizeof one);
+    }
+  }
+  changed_.notify_all();
+}
+
+void Process::shutdown() {
+  if (lifecycle_ == Lifecycle::final) return;
+  if (lifecycle_ == Lifecycle::running) {
+    cause_ = std::max(cause_, Cause::aborted);
+    if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+    // Blocking: SIGKILL takes effect promptly and the library is going away.
+    siginfo_t info{};
+    struct rusage usage {};
+    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | WNOWAIT | __WALL, &usage);
+    leader_status_ = info;
+    leader_usage_ = usage;
+    lifecycle_ = Lifecycle::draining;
+  }
+  constexpr int kLastReads = 16;
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->open()) read_pipe(*pipe, kLastReads);
+  finish();
+}
+
+std::string Process::build_result_json() const {
+  const Result& r = result_;
+  std::string j;
+  j.reserve(512 + out_.capture.total() + err_.capture.total());
+  j += "{\"outcome\": \"";
+  j += sup_outcome_name(r.outcome);
+  j += "\", \"exit_code\": ";
+  j += r.exit_code ? std::to_string(*r.exit_code) : "null";
+  j += ", \"term_signal\": ";
+  if (r.term_signal)
+    append_json_string(j, signal_name(*r.term_signal));
+  else
+    j += "null";
+  j += ", \"forced_kill\": ";
+  j += r.forced_kill ? "true" : "false";
+  j += ", \"pid\": " + std::to_string(pid_);
+  j += ", \"duration_ms\": ";
+  append_ms(j, ns_to_ms(r.duration));
+  for (const OutputPipe* pipe : {&out_, &err_}) {
+    const Capture& c = pipe->capture;
+    j += pipe->stream == SUP_STDOUT ? ", \"stdout\": {" : ", \"stderr\": {";
+    j += "\"bytes\": " + std::to_string(c.total());
+    j += ", \"captured\": \"";
+    std::string kept = c.kept();
+    append_json_string_body(j, kept.data(), c.head_size());
+    if (c.truncated()) j += "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";
+    append_json_string_body(j, kept.data() + c.head_size(), kept.size() - c.head_size());
+    j += "\", \"truncated\": ";
+    j += c.truncated() ? "true" : "false";
+    j += ", \"omitted_bytes\": " + std::to_string(c.omitted()) + "}";
+  }
+  j += ", \"signals_sent\": [";
+  for (size_t i = 0; i < r.signals_sent.size(); ++i) {
+    if (i > 0) j += ", ";
+    j += "{\"signal\": ";
+    append_json_string(j, signal_name(r.signals_sent[i].signal));
+    j += ", \"at_ms\": ";
+    append_ms(j, ns_to_ms(r.signals_sent[i].at));
+    j += "}";
+  }
+  j += "], \"rusage\": {\"user_ms\": ";
+  append_ms(j, timeval_ms(r.usage.ru_utime));
+  j += ", \"sys_ms\": ";
+  append_ms(j, timeval_ms(r.usage.ru_stime));
+  j += ", \"max_rss_kb\": " + std::to_string(r.usage.ru_maxrss) + "}}";
+  return j;
+}
+
+}  // namespace sup

@@ -1,0 +1,40 @@
+// The JSON spec of one child, parsed and validated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sup {
+
+enum class StdinMode { null_device, inherit, data };
+enum class TimeoutAction { interrupt, kill };
+
+struct Spec {
+  std::vector<std::string> argv;
+  std::optional<std::string> cwd;
+  // In spec order; a nullopt value removes the variable.
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  StdinMode stdin_mode = StdinMode::null_device;
+  std::string stdin_data;
+  int64_t idle_timeout_ms = 0;
+  int64_t max_runtime_ms = 0;
+  int64_t grace_ms = 5000;
+  int interrupt_signal = 15;
+  TimeoutAction on_timeout = TimeoutAction::interrupt;
+  uint64_t max_output_bytes = 16u << 20;
+  uint64_t backpressure_bytes = 0;
+  bool tty_foreground = false;
+};
+
+// Thrown for a malformed spec; what() names the key and the problem.
+struct SpecError {
+  std::string message;
+};
+
+// Parses and validates; throws SpecError.
+Spec parse_spec(const char* json);
+
+}  // namespace sup
