@@ -5,8 +5,10 @@
 
 namespace sup {
 
-Capture::Capture(uint64_t limit_bytes)
-    : head_limit_(limit_bytes / 2), tail_limit_(limit_bytes - limit_bytes / 2) {}
+Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes)
+    : head_limit_(limit_bytes / 2),
+      tail_limit_(limit_bytes - limit_bytes / 2),
+      ring_limit_(std::max(tail_limit_, retain_bytes)) {}
 
 void Capture::append(const char* data, size_t len) {
   total_ += len;
@@ -20,19 +22,19 @@ void Capture::append(const char* data, size_t len) {
 }
 
 void Capture::append_tail(const char* data, size_t len) {
-  if (tail_limit_ == 0) return;
-  if (len >= tail_limit_) {
-    // Only the newest tail_limit_ bytes of this chunk survive.
-    data += len - tail_limit_;
-    len = static_cast<size_t>(tail_limit_);
+  if (ring_limit_ == 0) return;
+  if (len >= ring_limit_) {
+    // Only the newest ring_limit_ bytes of this chunk survive.
+    data += len - ring_limit_;
+    len = static_cast<size_t>(ring_limit_);
     tail_.assign(data, data + len);
     tail_start_ = 0;
     tail_len_ = len;
     return;
   }
-  if (tail_.size() < tail_limit_) {
+  if (tail_.size() < ring_limit_) {
     // Still growing: the ring has not wrapped, tail_start_ is 0.
-    size_t room = static_cast<size_t>(tail_limit_) - tail_.size();
+    size_t room = static_cast<size_t>(ring_limit_) - tail_.size();
     size_t n = std::min(room, len);
     tail_.insert(tail_.end(), data, data + n);
     tail_len_ += n;
@@ -78,12 +80,11 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
 }
 
 std::string Capture::kept() const {
-  std::string out;
-  out.reserve(head_.size() + tail_len_);
-  out = head_;
-  uint64_t pos = total_ - tail_len_;
-  out.resize(head_.size() + tail_len_);
-  read_at(&pos, out.data() + head_.size(), tail_len_);
+  size_t tail = result_tail_len();
+  std::string out = head_;
+  out.resize(head_.size() + tail);
+  uint64_t pos = total_ - tail;
+  read_at(&pos, out.data() + head_.size(), tail);
   return out;
 }
 

@@ -1,8 +1,12 @@
 // What one output stream of the child has written: every byte counted, the
-// first half of the limit and the newest half kept. Memory grows with the
-// output actually written, never to the limit up front.
+// first half of the limit and the newest half kept for the result. A live
+// reader may need more of the newest bytes than that (everything it has not
+// read yet, under backpressure): the ring retains at least retain_bytes, and
+// only the result is cut to the limit. Memory grows with the output actually
+// written, never to the limit up front.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,12 +16,12 @@ namespace sup {
 
 class Capture {
  public:
-  explicit Capture(uint64_t limit_bytes);
+  Capture(uint64_t limit_bytes, uint64_t retain_bytes);
 
   void append(const char* data, size_t len);
 
   uint64_t total() const noexcept { return total_; }
-  uint64_t omitted() const noexcept { return total_ - head_.size() - tail_len_; }
+  uint64_t omitted() const noexcept { return total_ - head_.size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
   size_t head_size() const noexcept { return head_.size(); }
 
@@ -26,16 +30,18 @@ class Capture {
   // Returns the count copied and advances *pos by it.
   size_t read_at(uint64_t* pos, char* buf, size_t cap) const noexcept;
 
-  // Head and tail joined: the exact kept bytes.
+  // Head and the result's tail joined: the exact kept bytes.
   std::string kept() const;
 
  private:
   void append_tail(const char* data, size_t len);
+  size_t result_tail_len() const noexcept { return static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_)); }
 
   uint64_t head_limit_;
   uint64_t tail_limit_;
+  uint64_t ring_limit_;
   std::string head_;
-  // Grows up to tail_limit_, then wraps: tail_start_ is the oldest kept byte.
+  // Grows up to ring_limit_, then wraps: tail_start_ is the oldest kept byte.
   std::vector<char> tail_;
   size_t tail_start_ = 0;
   size_t tail_len_ = 0;

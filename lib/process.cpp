@@ -23,6 +23,12 @@ bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
   return cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), pred);
 }
 
+// How many unread bytes a held-back stream can have: the window, plus one
+// read that may land just before the check.
+uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
+  return backpressure_bytes == 0 ? 0 : backpressure_bytes + engine.read_buffer_size();
+}
+
 }  // namespace
 
 Process::Process(Engine& engine, const Spec& spec)
@@ -34,8 +40,8 @@ Process::Process(Engine& engine, const Spec& spec)
       on_timeout_(spec.on_timeout),
       backpressure_bytes_(spec.backpressure_bytes),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
-      out_(SUP_STDOUT, spec.max_output_bytes),
-      err_(SUP_STDERR, spec.max_output_bytes) {}
+      out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {}
 
 Process::~Process() {
   // Only the loop thread frees a process (or the releasing thread once the

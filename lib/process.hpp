@@ -61,7 +61,8 @@ struct Result {
 
 // One of the child's output pipes, read on the loop thread.
 struct OutputPipe {
-  explicit OutputPipe(int stream_number, uint64_t limit) : stream(stream_number), capture(limit) {}
+  OutputPipe(int stream_number, uint64_t limit, uint64_t retain)
+      : stream(stream_number), capture(limit, retain) {}
   const int stream;  // SUP_STDOUT or SUP_STDERR
   UniqueFd fd;
   UvHandle<uv_poll_t> poll;

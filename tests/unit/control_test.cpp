@@ -1,0 +1,200 @@
+// sup_interrupt and sup_abort: graceful and hard stops from any thread, latched,
+// prompt, and powerless over a result that is already final.
+#include <fstream>
+
+#include "helpers.hpp"
+
+namespace {
+
+using suptest::sh;
+
+// Waits until the child printed `marker`: it has started its handlers.
+bool wait_for_output(sup_proc* p, const std::string& marker, int timeout_ms = 5000) {
+  std::string seen;
+  uint64_t pos = 0;
+  double end = suptest::now_ms() + timeout_ms;
+  while (suptest::now_ms() < end) {
+    char buf[256];
+    size_t n = 0;
+    sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n);
+    seen.append(buf, n);
+    if (seen.find(marker) != std::string::npos) return true;
+    sup_output_wait(p, pos, 0, 50);
+  }
+  return false;
+}
+
+char process_state(pid_t pid) {
+  std::string stat = suptest::read_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close == std::string::npos ? '?' : stat[close + 2];
+}
+
+TEST(Interrupt, KeepsTheChildsLastWords) {
+  SPAWN(p, sh("trap 'echo bye; echo last >&2; exit 0' TERM; echo ready; while :; do sleep 0.01; done"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "interrupted");
+  EXPECT_EQ(p.output(SUP_STDOUT), "ready\nbye\n");
+  // dash also reports the killed `sleep` ("Terminated") on stderr first.
+  std::string err = p.output(SUP_STDERR);
+  EXPECT_EQ(err.substr(err.size() - 5), "last\n") << err;
+  EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+  EXPECT_EQ(cJSON_GetArraySize(r.get("signals_sent")), 1);
+}
+
+TEST(Interrupt, SecondInterruptDoesNotRestartGrace) {
+  SPAWN(p, sh("trap '' TERM; echo ready; sleep 10", "\"grace_ms\": 300"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  const cJSON* sent = r.get("signals_sent");
+  ASSERT_EQ(cJSON_GetArraySize(sent), 2);
+  double term_at = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "at_ms")->valuedouble;
+  double kill_at = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 1), "at_ms")->valuedouble;
+  EXPECT_GE(kill_at - term_at, 300.0);
+  EXPECT_LT(kill_at - term_at, 420.0) << "the second interrupt restarted the grace period";
+  EXPECT_EQ(r.str("outcome"), "interrupted");
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+}
+
+TEST(Interrupt, StoppedChildStillEndsGracefully) {
+  SPAWN(p, sh("trap 'echo continued; exit 3' TERM; kill -STOP $$; echo never"));
+  pid_t pid = sup_pid(p.get());
+  ASSERT_TRUE(suptest::eventually([&] { return process_state(pid) == 'T'; }));
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  ASSERT_TRUE(p.wait(3000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_INTERRUPTED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 3);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+  EXPECT_EQ(p.output(SUP_STDOUT), "continued\n");
+}
+
+TEST(Abort, IsPrompt) {
+  SPAWN(p, sh("trap '' TERM; echo ready; sleep 30"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  double before = suptest::now_ms();
+  EXPECT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  EXPECT_LT(suptest::now_ms() - before, 500.0);
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "aborted");
+  EXPECT_EQ(r.str("term_signal"), "SIGKILL");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
+  EXPECT_EQ(p.output(SUP_STDOUT), "ready\n");
+}
+
+TEST(Abort, DuringGraceWinsOverInterrupt) {
+  SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 5000"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  sup_interrupt(p.get());
+  double before = suptest::now_ms();
+  sup_abort(p.get());
+  ASSERT_TRUE(p.wait());
+  EXPECT_LT(suptest::now_ms() - before, 500.0);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_ABORTED);
+}
+
+TEST(Priority, TimeoutDuringInterruptGraceWins) {
+  SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 400, \"idle_timeout_ms\": 200"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  sup_interrupt(p.get());
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_IDLE_TIMEOUT);
+}
+
+TEST(Priority, InterruptAfterTimeoutKeepsTimeout) {
+  SPAWN(p, sh("trap '' TERM; sleep 30", "\"grace_ms\": 300, \"idle_timeout_ms\": 100"));
+  // The idle timeout fires at 100 ms and starts the grace period; the
+  // interrupt lands inside it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  sup_interrupt(p.get());
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_IDLE_TIMEOUT);
+}
+
+TEST(Final, AbortAndInterruptAfterCompletionChangeNothing) {
+  SPAWN(p, sh("echo done; exit 5"));
+  ASSERT_TRUE(p.wait());
+  std::string before = sup_result(p.get());
+  EXPECT_EQ(sup_abort(p.get()), 1);
+  EXPECT_EQ(sup_interrupt(p.get()), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(std::string(sup_result(p.get())), before);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 5);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+}
+
+TEST(Threads, AbortFromAnotherThreadWakesAWaitingPoll) {
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"]}");
+  std::atomic<int> polled{-100};
+  std::thread waiter([&] { polled = sup_poll(p.get(), -1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(polled.load(), -100);
+  double before = suptest::now_ms();
+  sup_abort(p.get());
+  waiter.join();
+  EXPECT_EQ(polled.load(), 1);
+  EXPECT_LT(suptest::now_ms() - before, 500.0);
+}
+
+TEST(Threads, ManyConcurrentRequestsAreLatchedOnce) {
+  SPAWN(p, sh("trap 'exit 9' TERM; echo ready; while :; do sleep 0.01; done", "\"grace_ms\": 2000"));
+  ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      for (int j = 0; j < 100; ++j) sup_interrupt(p.get());
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "interrupted");
+  EXPECT_EQ(cJSON_GetArraySize(r.get("signals_sent")), 1);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 9);
+}
+
+sup_proc* g_from_handler = nullptr;
+void abort_handler(int) { sup_abort(g_from_handler); }
+
+TEST(Signals, AbortFromASignalHandler) {
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"]}");
+  g_from_handler = p.get();
+  struct sigaction sa {}, old{};
+  sa.sa_handler = abort_handler;
+  sigaction(SIGUSR1, &sa, &old);
+  raise(SIGUSR1);
+  sigaction(SIGUSR1, &old, nullptr);
+  ASSERT_TRUE(p.wait(2000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_ABORTED);
+}
+
+TEST(Release, WhileRunningLeavesNoOrphanAndNoZombie) {
+  sup_proc* p = nullptr;
+  ASSERT_EQ(sup_spawn(sh("sleep 30 & echo $!; sleep 30").c_str(), &p), 0);
+  pid_t pid = sup_pid(p);
+  std::string out;
+  uint64_t pos = 0;
+  ASSERT_TRUE(suptest::eventually([&] {
+    char buf[64];
+    size_t n = 0;
+    sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n);
+    out.append(buf, n);
+    return out.find('\n') != std::string::npos;
+  }));
+  pid_t grandchild = std::stoi(out);
+  ASSERT_TRUE(suptest::running(grandchild));
+  sup_release(p);
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(grandchild); }, 500));
+  // Reaped, not a zombie: the pid is gone from /proc.
+  EXPECT_NE(access(("/proc/" + std::to_string(pid)).c_str(), F_OK), 0);
+}
+
+}  // namespace

@@ -1,0 +1,164 @@
+// Test helpers: an owning handle, JSON access to results, clocks, and ways to
+// see what a child left running.
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sup.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace suptest {
+
+inline double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+// Escapes a string for a JSON spec.
+inline std::string q(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// {"argv": ["sh", "-c", script], <extra>}
+inline std::string sh(const std::string& script, const std::string& extra = "") {
+  std::string spec = "{\"argv\": [\"sh\", \"-c\", " + q(script) + "]";
+  if (!extra.empty()) spec += ", " + extra;
+  return spec + "}";
+}
+
+// Shell that starts `sleep 30` in the background, ignoring SIGTERM, and only
+// goes on once the trap is in place (through a FIFO), then runs `then`.
+inline std::string term_ignoring_sleeper(const std::string& then) {
+  return "d=$(mktemp -d); mkfifo $d/ready; (trap '' TERM; echo >$d/ready; exec sleep 30) & "
+         "read x <$d/ready; rm -r $d; " + then;
+}
+
+struct Json {
+  std::unique_ptr<cJSON, decltype(&cJSON_Delete)> root{nullptr, cJSON_Delete};
+  const cJSON* get(const char* key) const { return cJSON_GetObjectItemCaseSensitive(root.get(), key); }
+  const cJSON* get(const char* a, const char* b) const { return cJSON_GetObjectItemCaseSensitive(get(a), b); }
+  std::string str(const char* key) const {
+    const cJSON* v = get(key);
+    return cJSON_IsString(v) ? v->valuestring : std::string("<not a string>");
+  }
+  double num(const char* key) const {
+    const cJSON* v = get(key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1e9;
+  }
+};
+
+inline Json parse(const char* text) {
+  Json j;
+  if (text != nullptr) j.root.reset(cJSON_Parse(text));
+  return j;
+}
+
+// An owning handle: released (and so reaped) when the test ends.
+class Proc {
+ public:
+  explicit Proc(const std::string& spec) {
+    char err[512] = "";
+    rc_ = sup_spawn_ex(spec.c_str(), &p_, err, sizeof err);
+    error_ = err;
+  }
+  ~Proc() { sup_release(p_); }
+  Proc(const Proc&) = delete;
+  Proc& operator=(const Proc&) = delete;
+
+  sup_proc* get() const { return p_; }
+  int rc() const { return rc_; }
+  const std::string& error() const { return error_; }
+  bool wait(int timeout_ms = 10000) { return sup_poll(p_, timeout_ms) == 1; }
+  Json result() const { return parse(sup_result(p_)); }
+  std::string output(int stream) const {
+    size_t len = 0;
+    const char* data = sup_result_output(p_, stream, &len);
+    return data ? std::string(data, len) : std::string();
+  }
+
+ private:
+  sup_proc* p_ = nullptr;
+  int rc_ = 0;
+  std::string error_;
+};
+
+// Spawns or fails the test.
+#define SPAWN(var, spec)                                   \
+  suptest::Proc var(spec);                                 \
+  ASSERT_EQ(var.rc(), 0) << var.error();                   \
+  ASSERT_NE(var.get(), nullptr)
+
+inline int count_dir(const char* path) {
+  int n = 0;
+  if (DIR* d = opendir(path)) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+inline int open_fds() { return count_dir("/proc/self/fd") - 1; /* the DIR's own fd */ }
+inline int threads() { return count_dir("/proc/self/task"); }
+
+// True while pid runs (a zombie, or a pid gone, is not running). Orphans end
+// up under this machine's init, which may never reap them.
+inline bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+inline bool eventually(const std::function<bool()>& pred, int timeout_ms = 2000) {
+  double end = now_ms() + timeout_ms;
+  while (now_ms() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pred();
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// A scratch directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/suptest.XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf " + path_).c_str()); }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace suptest

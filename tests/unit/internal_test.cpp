@@ -1,0 +1,113 @@
+// The capture buffer and the JSON text writer, tested from the inside.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "capture.hpp"
+#include "json_text.hpp"
+#include "signal_names.hpp"
+
+namespace {
+
+std::string numbered(size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s.push_back(static_cast<char>('a' + i % 26));
+  return s;
+}
+
+TEST(Capture, UnderTheLimitKeepsEverything) {
+  sup::Capture c(100, 0);
+  c.append("hello ", 6);
+  c.append("world", 5);
+  EXPECT_EQ(c.kept(), "hello world");
+  EXPECT_EQ(c.total(), 11u);
+  EXPECT_FALSE(c.truncated());
+}
+
+TEST(Capture, OverTheLimitInSmallChunksKeepsHeadAndNewestTail) {
+  std::string all = numbered(1000);
+  sup::Capture c(100, 0);
+  for (size_t i = 0; i < all.size(); i += 7) c.append(all.data() + i, std::min<size_t>(7, all.size() - i));
+  EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(950));
+  EXPECT_EQ(c.omitted(), 900u);
+  EXPECT_EQ(c.total(), 1000u);
+}
+
+TEST(Capture, OneHugeChunk) {
+  std::string all = numbered(10000);
+  sup::Capture c(101, 0);
+  c.append(all.data(), all.size());
+  EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(10000 - 51));
+}
+
+TEST(Capture, ZeroLimitCountsOnly) {
+  sup::Capture c(0, 0);
+  c.append("abc", 3);
+  EXPECT_EQ(c.kept(), "");
+  EXPECT_EQ(c.total(), 3u);
+  EXPECT_EQ(c.omitted(), 3u);
+}
+
+TEST(Capture, RetainsUnreadBytesBeyondTheResultTail) {
+  std::string all = numbered(1000);
+  sup::Capture c(100, 300);
+  c.append(all.data(), all.size());
+  char buf[1000];
+  uint64_t pos = 700;
+  EXPECT_EQ(c.read_at(&pos, buf, sizeof buf), 300u);
+  EXPECT_EQ(std::string(buf, 300), all.substr(700));
+  EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(950));
+  EXPECT_EQ(c.omitted(), 900u);
+}
+
+TEST(Capture, ReadAtCrossesHeadTailAndJumpsTheGap) {
+  std::string all = numbered(300);
+  sup::Capture c(100, 0);
+  c.append(all.data(), 120);
+  c.append(all.data() + 120, 180);
+  char buf[300];
+  uint64_t pos = 40;
+  size_t n = c.read_at(&pos, buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n), all.substr(40, 10) + all.substr(250));
+  EXPECT_EQ(pos, 300u);
+  pos = 5;
+  n = c.read_at(&pos, buf, 3);
+  EXPECT_EQ(std::string(buf, n), all.substr(5, 3));
+  EXPECT_EQ(pos, 8u);
+  pos = 300;
+  EXPECT_EQ(c.read_at(&pos, buf, sizeof buf), 0u);
+}
+
+std::string json(const std::string& s) {
+  std::string out;
+  sup::append_json_string(out, s);
+  return out;
+}
+
+TEST(JsonText, EscapesAndKeepsValidUtf8) {
+  EXPECT_EQ(json("a\"b\\c\n\t\x01"), "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+  EXPECT_EQ(json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(json(std::string("a\0b", 3)), "\"a\\u0000b\"");
+}
+
+TEST(JsonText, ReplacesEachInvalidByte) {
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(json("\xff"), "\"" + fffd + "\"");
+  EXPECT_EQ(json("\xc0\xaf"), "\"" + fffd + fffd + "\"");          // overlong
+  EXPECT_EQ(json("\xed\xa0\x80"), "\"" + fffd + fffd + fffd + "\"");  // surrogate
+  EXPECT_EQ(json("\xf4\x90\x80\x80"), "\"" + fffd + fffd + fffd + fffd + "\"");  // > U+10FFFF
+  EXPECT_EQ(json("ab\xe2\x82"), "\"ab" + fffd + fffd + "\"");       // cut short
+}
+
+TEST(SignalNames, ParseAndName) {
+  EXPECT_EQ(sup::parse_signal("SIGTERM"), 15);
+  EXPECT_EQ(sup::parse_signal("term"), 15);
+  EXPECT_EQ(sup::parse_signal("9"), 9);
+  EXPECT_EQ(sup::parse_signal("SIGNOPE"), 0);
+  EXPECT_EQ(sup::parse_signal("9x"), 0);
+  EXPECT_EQ(sup::parse_signal(""), 0);
+  EXPECT_EQ(sup::signal_name(15), "SIGTERM");
+  EXPECT_EQ(sup::signal_name(6), "SIGABRT");
+}
+
+}  // namespace

@@ -1,0 +1,380 @@
+// Starting, feeding and finishing a child: exec errors, a clean start, stdin,
+// env, cwd, what it leaves behind, capture limits and live output.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+
+#include "helpers.hpp"
+
+namespace {
+
+using suptest::q;
+using suptest::sh;
+
+void write_file(const std::string& path, const std::string& content, mode_t mode) {
+  std::ofstream(path) << content;
+  chmod(path.c_str(), mode);
+}
+
+TEST(Exec, CommandNotFoundFailsAtSpawnWithItsName) {
+  suptest::Proc p("{\"argv\": [\"sup-no-such-command\"]}");
+  EXPECT_EQ(p.rc(), SUP_ENOENT);
+  EXPECT_EQ(p.get(), nullptr);
+  EXPECT_NE(p.error().find("\"sup-no-such-command\": not found in PATH"), std::string::npos) << p.error();
+}
+
+TEST(Exec, MissingAbsolutePath) {
+  suptest::Proc p("{\"argv\": [\"/nonexistent/bin/tool\"]}");
+  EXPECT_EQ(p.rc(), SUP_ENOENT);
+  EXPECT_NE(p.error().find("/nonexistent/bin/tool"), std::string::npos) << p.error();
+}
+
+TEST(Exec, NotExecutable) {
+  suptest::TempDir dir;
+  write_file(dir.file("script"), "#!/bin/sh\necho hi\n", 0644);
+  suptest::Proc by_path("{\"argv\": [" + q(dir.file("script")) + "]}");
+  EXPECT_EQ(by_path.rc(), SUP_EACCES);
+  EXPECT_NE(by_path.error().find("Permission denied"), std::string::npos) << by_path.error();
+  suptest::Proc by_search("{\"argv\": [\"script\"], \"env\": {\"PATH\": " + q(dir.path()) + "}}");
+  EXPECT_EQ(by_search.rc(), SUP_EACCES);
+  EXPECT_NE(by_search.error().find("not executable"), std::string::npos) << by_search.error();
+}
+
+TEST(Exec, DirectoryAndBadFormat) {
+  suptest::TempDir dir;
+  suptest::Proc directory("{\"argv\": [" + q(dir.path()) + "]}");
+  EXPECT_EQ(directory.rc(), SUP_EACCES);
+  write_file(dir.file("garbage"), std::string("\x7f" "ELF-not-really\0\1\2", 17), 0755);
+  suptest::Proc garbage("{\"argv\": [" + q(dir.file("garbage")) + "]}");
+  EXPECT_EQ(garbage.rc(), SUP_ENOEXEC) << garbage.error();
+}
+
+TEST(Exec, BadCwd) {
+  suptest::Proc missing("{\"argv\": [\"true\"], \"cwd\": \"/nonexistent-dir\"}");
+  EXPECT_EQ(missing.rc(), SUP_ENOENT);
+  EXPECT_NE(missing.error().find("cwd \"/nonexistent-dir\""), std::string::npos) << missing.error();
+  suptest::Proc file("{\"argv\": [\"true\"], \"cwd\": \"/etc/passwd\"}");
+  EXPECT_EQ(file.rc(), SUP_ENOTDIR);
+}
+
+TEST(Exec, SearchesTheChildsPath) {
+  suptest::TempDir dir;
+  write_file(dir.file("hello-tool"), "#!/bin/sh\necho from-tool\n", 0755);
+  SPAWN(p, "{\"argv\": [\"hello-tool\"], \"env\": {\"PATH\": " + q(dir.path() + ":/usr/bin:/bin") + "}}");
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.output(SUP_STDOUT), "from-tool\n");
+}
+
+TEST(Start, ChildRunsInItsOwnProcessGroup) {
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"ps -o pgid= -p $$\"]}");
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(std::stoi(p.output(SUP_STDOUT)), sup_pid(p.get()));
+  EXPECT_NE(std::stoi(p.output(SUP_STDOUT)), getpgrp());
+}
+
+TEST(Start, CleanSignalStateAndOnlyStdio) {
+  // A host that ignores SIGPIPE and leaks an fd without O_CLOEXEC.
+  auto old_pipe = signal(SIGPIPE, SIG_IGN);
+  int leaked = dup2(open("/dev/null", O_RDONLY), 57);
+  ASSERT_EQ(leaked, 57);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+
+  SPAWN(p, "{\"argv\": [\"cat\", \"/proc/self/status\"]}");
+  SPAWN(fds, "{\"argv\": [\"ls\", \"/proc/self/fd\"]}");
+  ASSERT_TRUE(p.wait());
+  ASSERT_TRUE(fds.wait());
+
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  close(leaked);
+  signal(SIGPIPE, old_pipe);
+
+  std::string status = p.output(SUP_STDOUT);
+  EXPECT_NE(status.find("SigBlk:\t0000000000000000"), std::string::npos) << status;
+  EXPECT_NE(status.find("SigIgn:\t0000000000000000"), std::string::npos) << status;
+  // ls lists 0, 1, 2 and the descriptor of the directory it is reading.
+  EXPECT_EQ(fds.output(SUP_STDOUT), "0\n1\n2\n3\n");
+}
+
+TEST(Start, EnvironmentIsInheritedSetAndRemoved) {
+  setenv("SUP_TEST_INHERITED", "kept", 1);
+  setenv("SUP_TEST_REMOVED", "gone", 1);
+  SPAWN(p, sh("echo \"$SUP_TEST_INHERITED/${SUP_TEST_REMOVED-unset}/$SUP_TEST_SET\"",
+              "\"env\": {\"SUP_TEST_SET\": \"new value\", \"SUP_TEST_REMOVED\": null}"));
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.output(SUP_STDOUT), "kept/unset/new value\n");
+}
+
+TEST(Start, Cwd) {
+  SPAWN(p, "{\"argv\": [\"pwd\"], \"cwd\": \"/usr/share\"}");
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.output(SUP_STDOUT), "/usr/share\n");
+}
+
+TEST(Stdin, NullByDefault) {
+  SPAWN(p, "{\"argv\": [\"cat\"]}");
+  ASSERT_TRUE(p.wait(3000));
+  EXPECT_EQ(p.output(SUP_STDOUT), "");
+  EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+}
+
+TEST(Stdin, DataLargerThanAPipeIsWrittenThenClosed) {
+  std::string data;
+  for (int i = 0; data.size() < 1000000; ++i) data += "line " + std::to_string(i) + "\n";
+  SPAWN(p, "{\"argv\": [\"cat\"], \"stdin\": {\"data\": " + q(data) + "}}");
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.output(SUP_STDOUT), data);
+}
+
+TEST(Stdin, DataTheChildDoesNotReadIsDropped) {
+  SPAWN(p, "{\"argv\": [\"true\"], \"stdin\": {\"data\": " + q(std::string(200000, 'z')) + "}}");
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+}
+
+TEST(Stdin, Inherit) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  int saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+  suptest::Proc p("{\"argv\": [\"cat\"], \"stdin\": \"inherit\"}");
+  dup2(saved, 0);
+  close(saved);
+  ASSERT_EQ(p.rc(), 0) << p.error();
+  ASSERT_EQ(write(fds[1], "through the host's stdin\n", 25), 25);
+  close(fds[1]);
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.output(SUP_STDOUT), "through the host's stdin\n");
+}
+
+TEST(LeftBehind, GrandchildHoldingThePipeDoesNotHangTheResult) {
+  double before = suptest::now_ms();
+  SPAWN(p, sh("sleep 30 & echo $!"));
+  ASSERT_TRUE(p.wait(5000));
+  EXPECT_LT(suptest::now_ms() - before, 1000.0);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+  // Its pipes close as it dies, a moment before /proc shows it dead.
+  pid_t grandchild = std::stoi(p.output(SUP_STDOUT));
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(grandchild); }, 500));
+  auto r = p.result();
+  EXPECT_EQ(std::string(cJSON_GetArrayItem(r.get("signals_sent"), 0)->child->valuestring), "SIGTERM");
+}
+
+TEST(LeftBehind, GrandchildIgnoringTermIsKilledAfterGrace) {
+  SPAWN(p, sh(suptest::term_ignoring_sleeper("echo $!"), "\"grace_ms\": 200"));
+  ASSERT_TRUE(p.wait(5000));
+  pid_t grandchild = std::stoi(p.output(SUP_STDOUT));
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(grandchild); }, 500));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+  EXPECT_GE(sup_result_duration_ms(p.get()), 200.0);
+}
+
+TEST(LeftBehind, GrandchildNotHoldingThePipesIsEndedToo) {
+  SPAWN(p, sh("sleep 30 >/dev/null 2>&1 & echo $! >&2"));
+  ASSERT_TRUE(p.wait(5000));
+  pid_t grandchild = std::stoi(p.output(SUP_STDERR));
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(grandchild); }, 1000));
+}
+
+TEST(LeftBehind, NormalExitSendsNoSignal) {
+  SPAWN(p, sh("echo a; echo b >&2"));
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(cJSON_GetArraySize(r.get("signals_sent")), 0);
+  EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill")));
+}
+
+TEST(Result, HasEveryField) {
+  SPAWN(p, sh("printf out; printf err >&2; exit 2"));
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  ASSERT_NE(r.root, nullptr) << sup_result(p.get());
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_EQ(r.num("exit_code"), 2);
+  EXPECT_TRUE(cJSON_IsNull(r.get("term_signal")));
+  EXPECT_TRUE(cJSON_IsFalse(r.get("forced_kill")));
+  EXPECT_EQ(r.num("pid"), sup_pid(p.get()));
+  EXPECT_GT(r.num("duration_ms"), 0);
+  EXPECT_EQ(cJSON_GetObjectItem(r.get("stdout"), "bytes")->valuedouble, 3);
+  EXPECT_STREQ(cJSON_GetObjectItem(r.get("stdout"), "captured")->valuestring, "out");
+  EXPECT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(r.get("stdout"), "truncated")));
+  EXPECT_STREQ(cJSON_GetObjectItem(r.get("stderr"), "captured")->valuestring, "err");
+  EXPECT_TRUE(cJSON_IsArray(r.get("signals_sent")));
+  EXPECT_TRUE(cJSON_IsNumber(r.get("rusage", "user_ms")));
+  EXPECT_TRUE(cJSON_IsNumber(r.get("rusage", "sys_ms")));
+  EXPECT_GT(r.get("rusage", "max_rss_kb")->valuedouble, 0);
+}
+
+TEST(Result, SignaledChildHasNullExitCode) {
+  SPAWN(p, sh("kill -SEGV $$"));
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "signaled");
+  EXPECT_TRUE(cJSON_IsNull(r.get("exit_code")));
+  EXPECT_EQ(r.str("term_signal"), "SIGSEGV");
+  EXPECT_EQ(sup_result_exit_code(p.get()), SUP_ENODATA);
+  EXPECT_EQ(sup_result_term_signal(p.get()), SIGSEGV);
+}
+
+TEST(Result, InvalidUtf8AndControlBytesAreMadeValidJsonText) {
+  SPAWN(p, sh("printf 'ok \\303\\251 bad \\377\\376 nul \\000 end'"));
+  ASSERT_TRUE(p.wait());
+  const char* json = sup_result(p.get());
+  auto r = suptest::parse(json);
+  ASSERT_NE(r.root, nullptr) << json;
+  EXPECT_NE(std::string(json).find("ok \xc3\xa9 bad \xef\xbf\xbd\xef\xbf\xbd nul \\u0000 end"), std::string::npos) << json;
+  std::string exact = p.output(SUP_STDOUT);
+  const char expected[] = "ok \xc3\xa9 bad \xff\xfe nul \0 end";
+  EXPECT_EQ(exact, std::string(expected, sizeof expected - 1));
+}
+
+TEST(Capture, KeepsHeadAndNewestTailAndCountsEverything) {
+  // 2000 lines "NNNN\n" = 10000 bytes, limit 1000: 500 head + 500 tail bytes.
+  SPAWN(p, sh("i=1000; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done", "\"max_output_bytes\": 1000"));
+  ASSERT_TRUE(p.wait());
+  std::string all;
+  for (int i = 1000; i < 3000; ++i) all += std::to_string(i) + "\n";
+  std::string kept = p.output(SUP_STDOUT);
+  EXPECT_EQ(kept, all.substr(0, 500) + all.substr(all.size() - 500));
+  EXPECT_EQ(sup_result_omitted_bytes(p.get(), SUP_STDOUT), 9000);
+  auto r = p.result();
+  EXPECT_EQ(cJSON_GetObjectItem(r.get("stdout"), "bytes")->valuedouble, 10000);
+  EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r.get("stdout"), "truncated")));
+  std::string captured = cJSON_GetObjectItem(r.get("stdout"), "captured")->valuestring;
+  EXPECT_NE(captured.find("\n[sup: 9000 bytes omitted]\n"), std::string::npos);
+}
+
+TEST(LiveOutput, ReadableWhileRunning) {
+  SPAWN(p, sh("echo first; sleep 30"));
+  uint64_t pos = 0;
+  ASSERT_EQ(sup_output_wait(p.get(), 0, 0, 5000), 1);
+  char buf[64];
+  size_t n = 0;
+  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
+  EXPECT_EQ(std::string(buf, n), "first\n");
+  EXPECT_EQ(pos, 6u);
+  EXPECT_EQ(sup_output_total(p.get(), SUP_STDOUT), 6);
+  EXPECT_EQ(sup_poll(p.get(), 0), 0);
+  EXPECT_EQ(sup_result(p.get()), nullptr);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_EBUSY);
+  EXPECT_EQ(sup_output_wait(p.get(), 6, 0, 30), 0);
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
+  EXPECT_EQ(n, 0u);
+}
+
+TEST(LiveOutput, ReaderSkipsWhatWasDropped) {
+  SPAWN(p, sh("head -c 10000 /dev/zero | tr '\\0' a", "\"max_output_bytes\": 100"));
+  ASSERT_TRUE(p.wait());
+  uint64_t pos = 10;
+  char buf[200];
+  size_t n = 0;
+  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
+  // Bytes 10..49 of the head, then the jump to the last 50 bytes.
+  EXPECT_EQ(n, 90u);
+  EXPECT_EQ(pos, 10000u);
+}
+
+TEST(LiveOutput, BackpressureLosesNothingForASlowReader) {
+  // 4 MiB through a 64 KiB window while keeping only 1 KiB: the reader still
+  // gets every byte, and pauses in reading do not count as the child's silence.
+  SPAWN(p, sh("i=0; while [ $i -lt 64 ]; do head -c 65536 /dev/zero | tr '\\0' $((i % 10)); i=$((i+1)); done",
+              "\"backpressure_bytes\": 65536, \"max_output_bytes\": 1024, \"idle_timeout_ms\": 150"));
+  std::string got;
+  uint64_t pos = 0;
+  std::vector<char> buf(100000);
+  int rounds = 0;
+  while (true) {
+    // Final first, then read: output that lands between the two is not lost.
+    bool final = sup_poll(p.get(), 0) == 1;
+    size_t n = 0;
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), buf.size(), &n), 0);
+    got.append(buf.data(), n);
+    if (n == 0) {
+      if (final) break;
+      sup_output_wait(p.get(), pos, 0, 100);
+    }
+    if (++rounds == 5) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  ASSERT_EQ(got.size(), 64u * 65536u);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(got[i * 65536 + 100], '0' + i % 10) << i;
+}
+
+TEST(EventFd, BecomesReadableWhenFinal) {
+  SPAWN(p, sh("sleep 0.2"));
+  int fd = sup_fd(p.get());
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(sup_fd(p.get()), fd);
+  pollfd pfd{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 0);
+  ASSERT_EQ(poll(&pfd, 1, 5000), 1);
+  EXPECT_EQ(sup_poll(p.get(), 0), 1);
+  EXPECT_EQ(poll(&pfd, 1, 0), 1) << "stays readable";
+}
+
+TEST(EventFd, CreatedAfterFinalIsReadable) {
+  SPAWN(p, "{\"argv\": [\"true\"]}");
+  ASSERT_TRUE(p.wait());
+  pollfd pfd{sup_fd(p.get()), POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 1);
+}
+
+TEST(NullSafety, EveryFunctionAcceptsNull) {
+  uint64_t pos = 0;
+  size_t n = 0, len = 0;
+  char buf[4];
+  EXPECT_EQ(sup_poll(nullptr, 0), SUP_EINVAL);
+  EXPECT_EQ(sup_interrupt(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_abort(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result(nullptr), nullptr);
+  sup_release(nullptr);
+  EXPECT_EQ(sup_fd(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_pid(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_output_read(nullptr, SUP_STDOUT, &pos, buf, sizeof buf, &n), SUP_EINVAL);
+  EXPECT_EQ(sup_output_wait(nullptr, 0, 0, 0), SUP_EINVAL);
+  EXPECT_EQ(sup_output_total(nullptr, SUP_STDOUT), SUP_EINVAL);
+  EXPECT_EQ(sup_result_outcome(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result_exit_code(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result_term_signal(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result_forced_kill(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result_duration_ms(nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_result_output(nullptr, SUP_STDOUT, &len), nullptr);
+  EXPECT_EQ(sup_result_omitted_bytes(nullptr, SUP_STDOUT), SUP_EINVAL);
+}
+
+TEST(NullSafety, BadArgumentsOnAValidHandle) {
+  SPAWN(p, "{\"argv\": [\"true\"]}");
+  uint64_t pos = 0;
+  size_t n = 0;
+  char buf[4];
+  EXPECT_EQ(sup_poll(p.get(), -2), SUP_EINVAL);
+  EXPECT_EQ(sup_output_read(p.get(), 3, &pos, buf, sizeof buf, &n), SUP_EINVAL);
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, nullptr, buf, sizeof buf, &n), SUP_EINVAL);
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, nullptr, 4, &n), SUP_EINVAL);
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, nullptr), SUP_EINVAL);
+  EXPECT_EQ(sup_output_total(p.get(), 0), SUP_EINVAL);
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(sup_result_output(p.get(), SUP_STDOUT, nullptr), nullptr);
+}
+
+TEST(Errors, StrerrorNamesEveryCode) {
+  for (int code : {SUP_OK, SUP_EPERM, SUP_ENOENT, SUP_E2BIG, SUP_ENOEXEC, SUP_EBADF, SUP_EAGAIN, SUP_ENOMEM,
+                   SUP_EACCES, SUP_EBUSY, SUP_ENOTDIR, SUP_EISDIR, SUP_EINVAL, SUP_EMFILE, SUP_ENODATA,
+                   SUP_ENOSYS, SUP_EINTERNAL}) {
+    const char* text = sup_strerror(code);
+    ASSERT_NE(text, nullptr);
+    EXPECT_STRNE(text, "unknown error") << code;
+  }
+  EXPECT_STREQ(sup_strerror(-999999), "unknown error");
+  EXPECT_STREQ(sup_strerror(12345), "unknown error");
+  EXPECT_STREQ(sup_outcome_name(SUP_OUTCOME_IDLE_TIMEOUT), "idle_timeout");
+  EXPECT_EQ(sup_outcome_name(0), nullptr);
+  EXPECT_EQ(sup_version(), SUP_VERSION_NUMBER);
+}
+
+}  // namespace
