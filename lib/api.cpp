@@ -113,9 +113,18 @@ SUP_API const char* sup_outcome_name(int outcome) {
 SUP_API const char* sup_strerror(int err) {
   switch (err) {
     case SUP_OK: return "success";
-    case SUP_EINVAL: return "invalid argument";
+    case SUP_EPERM: return "operation not permitted";
     case SUP_ENOENT: return "no such file or directory";
+    case SUP_E2BIG: return "argument list too long";
+    case SUP_ENOEXEC: return "exec format error";
+    case SUP_EBADF: return "bad file descriptor";
+    case SUP_EAGAIN: return "resource temporarily unavailable";
+    case SUP_ENOMEM: return "out of memory";
     case SUP_EACCES: return "permission denied";
+    case SUP_ENOTDIR: return "not a directory";
+    case SUP_EISDIR: return "is a directory";
+    case SUP_EINVAL: return "invalid argument";
+    case SUP_EMFILE: return "too many open files";
     case SUP_EBUSY: return "result not final yet";
     case SUP_ENODATA: return "no such value in this result";
     case SUP_ENOSYS: return "kernel lacks pidfd support (Linux >= 5.9 needed)";

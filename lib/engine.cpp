@@ -146,7 +146,7 @@ void Engine::run_spawn_jobs() {
       fds.child_out.reset();
       fds.child_err.reset();
       fds.child_stdin.reset();
-      job->proc->start(&loop_, child.pid, std::move(child.pidfd), std::move(fds.out_read),
+      job->proc->start(&loop_, child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
                        std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty),
                        fds.host_pgrp);
       live_.insert(job->proc);

@@ -60,7 +60,7 @@ void Process::after_leader_exit() {
   // What the main process wrote just before exiting may still sit in the pipes.
   constexpr int kDrainReads = 16;
   for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->open() && !pipe->paused && !read_pipe(*pipe, kDrainReads)) close_pipe(*pipe);
+    if (pipe->open() && !pipe->paused && !read_pipe(*pipe, kDrainReads, /*until_empty=*/true)) close_pipe(*pipe);
   if (!out_.open() && !err_.open()) {
     finish();
     return;

@@ -211,6 +211,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.host_pid = getpid();
 
   int pidfd = -1;
+  Nanos started_at = now_ns();
   // No exit signal: the host's SIGCHLD handler never hears of our children,
   // a host that ignores SIGCHLD does not auto-reap them, and its waitpid(-1)
   // cannot steal their status (only __WALL waits see them).
@@ -220,7 +221,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.3 needed)"};
     throw LaunchError{-err, "clone: " + describe_errno(err)};
   }
-  Launched out{pid, UniqueFd(pidfd)};
+  Launched out{pid, started_at, UniqueFd(pidfd)};
   if (args.failed_step == FailedStep::none) return out;
 
   siginfo_t info{};
@@ -229,8 +230,13 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   switch (args.failed_step) {
     case FailedStep::cwd:
       throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + describe_errno(err)};
-    case FailedStep::exec:
+    case FailedStep::exec: {
+      // execve says EACCES for a directory; say what it is.
+      struct stat st;
+      std::string on_disk = (plan.cwd && plan.exec_path[0] != '/') ? *plan.cwd + "/" + plan.exec_path : plan.exec_path;
+      if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
       throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err)};
+    }
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
 
@@ -72,6 +73,7 @@ class ChildStack {
 
 struct Launched {
   pid_t pid;
+  Nanos started_at;  // taken before the clone: the child may exit before we look again
   UniqueFd pidfd;
 };
 

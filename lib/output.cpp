@@ -22,11 +22,11 @@ void check_uv(int rc, const char* what) {
 
 }  // namespace
 
-void Process::start(uv_loop_t* loop, pid_t pid, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
-                    UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
+void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd,
+                    UniqueFd err_fd, UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
   loop_ = loop;
   pid_ = pid;
-  spawned_at_ = now_ns();
+  spawned_at_ = spawned_at;
   last_activity_ = spawned_at_;
   pidfd_ = std::move(pidfd);
   tty_fd_ = std::move(tty_fd);
@@ -85,7 +85,7 @@ void Process::on_output_ready(OutputPipe& pipe) {
   }
 }
 
-bool Process::read_pipe(OutputPipe& pipe, int max_reads) {
+bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
   char* buf = engine_.read_buffer();
   const size_t cap = engine_.read_buffer_size();
   for (int i = 0; i < max_reads; ++i) {
@@ -99,7 +99,7 @@ bool Process::read_pipe(OutputPipe& pipe, int max_reads) {
         if (waiters_ > 0) changed_.notify_all();
       }
       hold_back_if_needed(pipe);
-      if (static_cast<size_t>(n) < cap) return true;
+      if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
     }
     if (n == 0) return false;

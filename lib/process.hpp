@@ -106,7 +106,7 @@ class Process {
   void release();
 
   // ---- Loop thread ----------------------------------------------------
-  void start(uv_loop_t* loop, pid_t pid, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
+  void start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
              UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp);
   void handle_requests();
   // Library shutdown: kill, reap and publish now, whatever the state.
@@ -120,8 +120,10 @@ class Process {
   // output.cpp
   void watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd);
   void on_output_ready(OutputPipe& pipe);
-  // Reads until EAGAIN or EOF (at most max_reads); returns false on EOF.
-  bool read_pipe(OutputPipe& pipe, int max_reads);
+  // Reads at most max_reads times; returns false on EOF. A short read ends
+  // the loop unless until_empty, which goes on to EAGAIN (proof that a
+  // writer is still there) or EOF.
+  bool read_pipe(OutputPipe& pipe, int max_reads, bool until_empty = false);
   void close_pipe(OutputPipe& pipe);
   void hold_back_if_needed(OutputPipe& pipe);
   void resume_held_back();

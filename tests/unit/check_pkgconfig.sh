@@ -4,10 +4,15 @@
 set -eu
 build_root=$1
 source=$2
+sanitize=${3:-none}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export PKG_CONFIG_PATH="$build_root/meson-uninstalled"
 flags=$(pkg-config --cflags --libs sup)
-libdir=$(pkg-config --variable=libdir sup)
-cc -std=c11 -Wall -Werror "$source" $flags -Wl,-rpath,"$libdir" -o "$work/consumer"
+rpath=""
+for dir in $(pkg-config --libs-only-L sup); do rpath="$rpath -Wl,-rpath,${dir#-L}"; done
+# A sanitized libsup needs its runtime loaded first, by the program.
+extra=""
+[ "$sanitize" = none ] || extra="-fsanitize=$sanitize"
+cc -std=c11 -Wall -Werror $extra "$source" $flags $rpath -o "$work/consumer"
 "$work/consumer"
