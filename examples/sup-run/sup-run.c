@@ -1,0 +1,864 @@
+/*
+ * sup-run: run a command under libsup's supervision from the shell.
+ *
+ * The command's output passes through live while libsup captures it; idle and
+ * max-runtime deadlines, the interrupt-then-kill escalation and the cleanup of
+ * the command's process group are the library's. This file adds what a
+ * command-line tool needs around it: options, forwarding, signals, exit codes.
+ */
+#define _GNU_SOURCE /* getopt_long */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "sup.h"
+
+enum {
+  EXIT_TIMEDOUT = 124,
+  EXIT_SUPRUN = 125,
+  EXIT_CANNOT_INVOKE = 126,
+  EXIT_NOTFOUND = 127,
+  EXIT_EPIPE = 128 + SIGPIPE,
+};
+
+/* Largest integer a JSON number (an IEEE double) holds exactly: the bound for
+ * every millisecond and byte count sup-run puts into the spec. */
+#define JSON_INT_MAX UINT64_C(9007199254740991)
+
+/* How far the library may run ahead of a slow reader of sup-run's output
+ * before it makes the command wait: enough to batch writes, small enough that
+ * a stalled pipe stalls the command rather than sup-run's memory. */
+#define BACKPRESSURE_BYTES (1024 * 1024)
+
+#define FORWARD_CHUNK (64 * 1024)
+
+#define PROGNAME "sup-run"
+
+/* ---- Options ------------------------------------------------------------ */
+
+struct options {
+  uint64_t idle_timeout_ms;
+  uint64_t max_runtime_ms;
+  uint64_t grace_ms;
+  int interrupt_signal;
+  bool kill_on_timeout;
+  uint64_t max_output_bytes;
+  const char *json_path;
+  bool quiet;
+  char **argv; /* the command, NULL-terminated */
+};
+
+static _Noreturn void usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static _Noreturn void usage_error(const char *fmt, ...)
+{
+  va_list ap;
+  fputs(PROGNAME ": ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\nTry '" PROGNAME " --help' for more information.\n", stderr);
+  exit(EXIT_SUPRUN);
+}
+
+/* DURATION: digits with an optional fraction and unit. Parsed by hand rather
+ * than with strtod so that "inf", "1e3", " 5", "0x10" and locale decimal
+ * commas are rejected, and so that the conversion to milliseconds is exact:
+ * the fraction is multiplied digit by digit and rounded up. */
+static bool parse_duration(const char *s, uint64_t *out_ms)
+{
+  static const struct {
+    const char *suffix;
+    uint64_t ms;
+  } units[] = {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  const char *p = s;
+  uint64_t whole = 0;
+  bool any_digit = false;
+
+  for (; isdigit((unsigned char)*p); p++) {
+    if (whole > (JSON_INT_MAX - 9) / 10)
+      return false;
+    whole = whole * 10 + (uint64_t)(*p - '0');
+    any_digit = true;
+  }
+  const char *frac = p;
+  size_t nfrac = 0;
+  if (*p == '.') {
+    frac = ++p;
+    for (; isdigit((unsigned char)*p); p++)
+      nfrac++;
+    any_digit = any_digit || nfrac > 0;
+  }
+  if (!any_digit)
+    return false;
+
+  uint64_t unit = 0;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(p, units[i].suffix) == 0)
+      unit = units[i].ms;
+  if (unit == 0 || whole > JSON_INT_MAX / unit)
+    return false;
+
+  /* 0.frac * unit by long multiplication from the last digit: `carry` ends as
+   * the whole milliseconds, `remainder` says whether a part of one is left. */
+  uint64_t carry = 0;
+  bool remainder = false;
+  for (size_t i = nfrac; i-- > 0;) {
+    uint64_t t = (uint64_t)(frac[i] - '0') * unit + carry;
+    remainder = remainder || t % 10 != 0;
+    carry = t / 10;
+  }
+  uint64_t ms = whole * unit + carry + (remainder ? 1 : 0);
+  if (ms > JSON_INT_MAX)
+    return false;
+  *out_ms = ms;
+  return true;
+}
+
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+  static const struct {
+    const char *suffix;
+    uint64_t mult;
+  } units[] = {{"", 1},
+               {"K", UINT64_C(1) << 10}, {"KiB", UINT64_C(1) << 10},
+               {"M", UINT64_C(1) << 20}, {"MiB", UINT64_C(1) << 20},
+               {"G", UINT64_C(1) << 30}, {"GiB", UINT64_C(1) << 30}};
+  const char *p = s;
+  uint64_t n = 0;
+
+  if (!isdigit((unsigned char)*p))
+    return false;
+  for (; isdigit((unsigned char)*p); p++) {
+    if (n > (JSON_INT_MAX - 9) / 10)
+      return false;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(p, units[i].suffix) == 0) {
+      if (n > JSON_INT_MAX / units[i].mult)
+        return false;
+      *out = n * units[i].mult;
+      return true;
+    }
+  }
+  return false;
+}
+
+static const struct {
+  const char *name;
+  int number;
+} signal_names[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
+    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"IOT", SIGIOT},     {"BUS", SIGBUS},
+    {"FPE", SIGFPE},   {"KILL", SIGKILL},     {"USR1", SIGUSR1},   {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"STOP", SIGSTOP},
+    {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},   {"URG", SIGURG},
+    {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+    {"WINCH", SIGWINCH}, {"IO", SIGIO},       {"POLL", SIGPOLL},   {"PWR", SIGPWR},
+    {"SYS", SIGSYS},
+};
+
+/* SIGNAL: a name with or without "SIG", in any case, or a number. */
+static bool parse_signal(const char *s, int *out)
+{
+  if (isdigit((unsigned char)s[0])) {
+    int n = 0;
+    for (const char *p = s; *p; p++) {
+      if (!isdigit((unsigned char)*p) || n > SIGRTMAX)
+        return false;
+      n = n * 10 + (*p - '0');
+    }
+    if (n < 1 || n > SIGRTMAX)
+      return false;
+    *out = n;
+    return true;
+  }
+  if (strncasecmp(s, "SIG", 3) == 0)
+    s += 3;
+  for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++) {
+    if (strcasecmp(s, signal_names[i].name) == 0) {
+      *out = signal_names[i].number;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void print_help(void)
+{
+  /* Pieces, each below the 4095 characters ISO C promises for a literal. */
+  static const char *const help[] = {
+"Usage: " PROGNAME " [OPTION]... [--] COMMAND [ARG]...\n"
+"Run COMMAND under supervision: pass its output through, end it when it falls\n"
+"silent or runs too long, and leave nothing it started running.\n"
+"\n"
+"COMMAND is looked up in PATH unless it contains a '/'. Its standard output\n"
+"and standard error pass through to sup-run's own, live and byte for byte,\n"
+"while they are also captured for the result (see --json). Its standard input\n"
+"is sup-run's. It runs in a process group of its own; whatever it leaves\n"
+"running in that group when it ends is killed. If sup-run itself is killed,\n"
+"COMMAND receives SIGKILL.\n"
+"\n"
+"Options:\n"
+"      --idle-timeout=DURATION  end COMMAND after DURATION with no output on\n"
+"                               its stdout or stderr (default 0: off)\n"
+"      --max-runtime=DURATION   end COMMAND DURATION after it started, whatever\n"
+"                               it prints (default 0: off)\n"
+"      --grace=DURATION         time between the interrupt signal and SIGKILL\n"
+"                               (default 5s)\n"
+"      --signal=SIGNAL          the interrupt signal: a name with or without\n"
+"                               SIG (TERM, SIGINT, hup) or a number (2)\n"
+"                               (default TERM)\n"
+"      --on-timeout=MODE        how a timeout ends COMMAND: 'interrupt' sends\n"
+"                               the interrupt signal, then SIGKILL after the\n"
+"                               grace period (default); 'kill' sends SIGKILL at\n"
+"                               once\n"
+"      --max-output=BYTES       bytes of each stream kept in the result; past\n"
+"                               it the first half and the newest half are kept.\n"
+"                               Suffixes K, M, G (or KiB, MiB, GiB) multiply by\n"
+"                               1024, 1024^2, 1024^3 (default 16M). It does not\n"
+"                               limit what passes through.\n"
+"      --json=FILE              when done, write the result as JSON to FILE;\n"
+"                               FILE is created or truncated before COMMAND\n"
+"                               starts, and left empty if it cannot start\n"
+"  -q, --quiet                  print no summary line after a timeout\n"
+"  -h, --help                   print this help and exit\n"
+"      --version                print the version of sup-run and exit\n"
+"\n"
+"An option's value may follow it as the next argument or after '='. Options\n"
+"end at COMMAND or at '--'.\n"
+"\n",
+"DURATION\n"
+"  A non-negative number, decimals allowed, with an optional unit: ms\n"
+"  (milliseconds), s (seconds, the default), m (minutes) or h (hours), as in\n"
+"  250ms, 1.5, 1.5s, 2m. It is rounded up to a whole millisecond. For\n"
+"  --idle-timeout and --max-runtime, 0 means off.\n"
+"\n",
+"OUTPUT\n"
+"  After ending COMMAND for a timeout, sup-run prints one line on its standard\n"
+"  error saying which timeout, after how long, which signals it sent and when,\n"
+"  and its exit status (unless --quiet), e.g.\n"
+"    " PROGNAME ": idle timeout: no output for 2s; sent SIGTERM at 2.0s, SIGKILL at 7.0s; exit 124\n"
+"  The result written by --json is libsup's: outcome, exit_code, term_signal,\n"
+"  forced_kill, pid, duration_ms, for each stream the bytes written and the\n"
+"  text captured, signals_sent and rusage.\n"
+"\n",
+"EXIT STATUS\n"
+"  N      COMMAND exited by itself with status N\n"
+"  124    COMMAND was ended by --idle-timeout or --max-runtime\n"
+"  125    sup-run failed: a bad option or value (the message names it), no\n"
+"         COMMAND, FILE of --json cannot be written, COMMAND could not be\n"
+"         started for a reason other than those of 126 and 127, or writing\n"
+"         the output failed other than with EPIPE\n"
+"  126    COMMAND was found but cannot be run: permission denied, not an\n"
+"         executable format, a directory, or a path component is not a\n"
+"         directory\n"
+"  127    COMMAND was not found\n"
+"  128+N  COMMAND died from signal N that sup-run did not send, or sup-run\n"
+"         received signal N and ended COMMAND because of it (129 SIGHUP, 130\n"
+"         SIGINT, 143 SIGTERM)\n"
+"  141    writing to sup-run's standard output or error failed with EPIPE,\n"
+"         the reader having gone away (as in '" PROGNAME " -- yes | head -1'):\n"
+"         sup-run stopped passing that stream through, interrupted COMMAND\n"
+"         and exits as a pipeline writer killed by SIGPIPE would (128+13)\n"
+"\n",
+"SIGNALS\n"
+"  The first SIGINT, SIGTERM or SIGHUP that sup-run receives interrupts\n"
+"  COMMAND: the interrupt signal and SIGCONT go to its process group, and\n"
+"  SIGKILL follows after the grace period if it is still running. A second one\n"
+"  sends SIGKILL at once. A signal that sup-run inherits as ignored (nohup's\n"
+"  SIGHUP, SIGINT in a background job of a non-interactive shell) stays\n"
+"  ignored. sup-run ignores SIGPIPE and reports EPIPE as 141.\n"
+"\n"
+"  When standard input is a terminal and sup-run is in the terminal's\n"
+"  foreground process group, COMMAND's process group is made the foreground\n"
+"  group while it runs, so that COMMAND can read the terminal without being\n"
+"  stopped. Keys such as Ctrl-C and Ctrl-\\ then send their signals straight to\n"
+"  COMMAND, not to sup-run (like 'timeout --foreground'); what COMMAND does\n"
+"  with them decides the exit status. The terminal returns to sup-run's group\n"
+"  when COMMAND ends.\n"
+"\n",
+"EXAMPLES\n"
+"  " PROGNAME " --idle-timeout=10m -- make check\n"
+"      fail a CI step that prints nothing for ten minutes\n"
+"  " PROGNAME " --max-runtime=1h --signal=INT --grace=30s -- ./nightly-job\n"
+"      SIGINT after an hour, SIGKILL 30 seconds later if it is still running\n"
+"  " PROGNAME " -q --idle-timeout=500ms --on-timeout=kill --json=out.json -- ./probe\n"
+"      kill a hung probe at once and keep its result for later\n"
+"  " PROGNAME " --max-output=1M --json=run.json -- ./chatty > full.log\n"
+"      keep all of the output in full.log but only 1 MiB of each stream in\n"
+"      run.json\n",
+  };
+  for (size_t i = 0; i < sizeof help / sizeof help[0]; i++)
+    fputs(help[i], stdout);
+}
+
+static void print_version(void)
+{
+  int v = sup_version();
+  printf("%s %d.%d.%d\n", PROGNAME, v / 10000, v / 100 % 100, v % 100);
+}
+
+/* getopt_long values of the long options: above any short option's
+ * character, so that optopt tells which option an error is about. */
+enum long_option {
+  OPT_IDLE = 256,
+  OPT_MAX_RUNTIME,
+  OPT_GRACE,
+  OPT_SIGNAL,
+  OPT_ON_TIMEOUT,
+  OPT_MAX_OUTPUT,
+  OPT_JSON,
+  OPT_QUIET,
+  OPT_HELP,
+  OPT_VERSION
+};
+
+/* The canonical spelling of the option in optopt, so that the user sees
+ * "--grace" even after typing "--gr". */
+static const char *option_name(const struct option *longopts, int val)
+{
+  static char name[64];
+  if (val < OPT_IDLE) {
+    snprintf(name, sizeof name, "-%c", val);
+    return name;
+  }
+  for (; longopts->name != NULL; longopts++)
+    if (longopts->val == val)
+      snprintf(name, sizeof name, "--%s", longopts->name);
+  return name;
+}
+
+/* getopt_long reports an unknown and an ambiguous long option alike. */
+static _Noreturn void bad_long_option(const struct option *longopts, const char *arg)
+{
+  if (strncmp(arg, "--", 2) != 0)
+    usage_error("invalid option '%s'", arg);
+  int len = (int)strcspn(arg + 2, "=");
+  int matches = 0;
+  for (; longopts->name != NULL; longopts++)
+    if (strncmp(longopts->name, arg + 2, (size_t)len) == 0)
+      matches++;
+  if (matches > 1)
+    usage_error("ambiguous option '--%.*s'", len, arg + 2);
+  usage_error("unrecognized option '--%.*s'", len, arg + 2);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+  static const struct option longopts[] = {
+      {"idle-timeout", required_argument, NULL, OPT_IDLE},
+      {"max-runtime", required_argument, NULL, OPT_MAX_RUNTIME},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"signal", required_argument, NULL, OPT_SIGNAL},
+      {"on-timeout", required_argument, NULL, OPT_ON_TIMEOUT},
+      {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
+      {"json", required_argument, NULL, OPT_JSON},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"help", no_argument, NULL, OPT_HELP},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {NULL, 0, NULL, 0}};
+
+  *o = (struct options){.grace_ms = 5000,
+                        .interrupt_signal = SIGTERM,
+                        .max_output_bytes = UINT64_C(16) << 20};
+  int c;
+  /* '+': options stop at COMMAND, so the command's own options stay its own;
+   * ':': a missing value is reported here, naming the option. */
+  while ((c = getopt_long(argc, argv, "+:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_IDLE:
+      if (!parse_duration(optarg, &o->idle_timeout_ms))
+        usage_error("--idle-timeout: invalid duration '%s'", optarg);
+      break;
+    case OPT_MAX_RUNTIME:
+      if (!parse_duration(optarg, &o->max_runtime_ms))
+        usage_error("--max-runtime: invalid duration '%s'", optarg);
+      break;
+    case OPT_GRACE:
+      if (!parse_duration(optarg, &o->grace_ms))
+        usage_error("--grace: invalid duration '%s'", optarg);
+      break;
+    case OPT_SIGNAL:
+      if (!parse_signal(optarg, &o->interrupt_signal))
+        usage_error("--signal: invalid signal '%s'", optarg);
+      break;
+    case OPT_ON_TIMEOUT:
+      if (strcmp(optarg, "interrupt") == 0)
+        o->kill_on_timeout = false;
+      else if (strcmp(optarg, "kill") == 0)
+        o->kill_on_timeout = true;
+      else
+        usage_error("--on-timeout: invalid mode '%s' (expected 'interrupt' or 'kill')",
+                    optarg);
+      break;
+    case OPT_MAX_OUTPUT:
+      if (!parse_bytes(optarg, &o->max_output_bytes))
+        usage_error("--max-output: invalid byte count '%s'", optarg);
+      break;
+    case OPT_JSON:
+      if (optarg[0] == '\0')
+        usage_error("--json: empty file name");
+      o->json_path = optarg;
+      break;
+    case 'q':
+    case OPT_QUIET:
+      o->quiet = true;
+      break;
+    case 'h':
+    case OPT_HELP:
+      print_help();
+      exit(fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_SUPRUN);
+    case OPT_VERSION:
+      print_version();
+      exit(fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_SUPRUN);
+    case ':':
+      usage_error("option '%s' requires a value", option_name(longopts, optopt));
+    default:
+      if (optopt >= OPT_IDLE)
+        usage_error("option '%s' takes no value", option_name(longopts, optopt));
+      if (optopt != 0)
+        usage_error("invalid option '-%c'", optopt);
+      bad_long_option(longopts, argv[optind - 1]);
+    }
+  }
+  if (optind >= argc)
+    usage_error("missing COMMAND");
+  o->argv = argv + optind;
+}
+
+/* ---- The spec ----------------------------------------------------------- */
+
+struct strbuf {
+  char *data;
+  size_t len, cap;
+};
+
+static _Noreturn void die_oom(void)
+{
+  fputs(PROGNAME ": out of memory\n", stderr);
+  exit(EXIT_SUPRUN);
+}
+
+static void sb_append(struct strbuf *sb, const char *s, size_t n)
+{
+  if (sb->cap - sb->len <= n) {
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap - sb->len <= n) {
+      if (cap > SIZE_MAX / 2)
+        die_oom();
+      cap *= 2;
+    }
+    char *data = realloc(sb->data, cap);
+    if (data == NULL)
+      die_oom();
+    sb->data = data;
+    sb->cap = cap;
+  }
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
+static void sb_puts(struct strbuf *sb, const char *s) { sb_append(sb, s, strlen(s)); }
+
+static void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+  char tmp[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof tmp)
+    die_oom();
+  sb_append(sb, tmp, (size_t)n);
+}
+
+/* A JSON string from arbitrary argv bytes. Bytes >= 0x80 pass through
+ * unchanged: they are not ours to reinterpret, and an argument that is not
+ * UTF-8 must still reach exec byte for byte. */
+static void sb_json_string(struct strbuf *sb, const char *s)
+{
+  sb_puts(sb, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') {
+      char esc[2] = {'\\', (char)*p};
+      sb_append(sb, esc, 2);
+    } else if (*p < 0x20 || *p == 0x7f) {
+      sb_printf(sb, "\\u%04x", *p);
+    } else {
+      sb_append(sb, (const char *)p, 1);
+    }
+  }
+  sb_puts(sb, "\"");
+}
+
+static char *build_spec(const struct options *o, bool tty_foreground)
+{
+  struct strbuf sb = {0};
+  sb_puts(&sb, "{\"argv\": [");
+  for (char **a = o->argv; *a; a++) {
+    if (a != o->argv)
+      sb_puts(&sb, ", ");
+    sb_json_string(&sb, *a);
+  }
+  sb_puts(&sb, "], \"stdin\": \"inherit\"");
+  sb_printf(&sb, ", \"idle_timeout_ms\": %" PRIu64, o->idle_timeout_ms);
+  sb_printf(&sb, ", \"max_runtime_ms\": %" PRIu64, o->max_runtime_ms);
+  sb_printf(&sb, ", \"grace_ms\": %" PRIu64, o->grace_ms);
+  sb_printf(&sb, ", \"interrupt_signal\": %d", o->interrupt_signal);
+  sb_printf(&sb, ", \"on_timeout\": \"%s\"", o->kill_on_timeout ? "kill" : "interrupt");
+  sb_printf(&sb, ", \"max_output_bytes\": %" PRIu64, o->max_output_bytes);
+  sb_printf(&sb, ", \"backpressure_bytes\": %d", BACKPRESSURE_BYTES);
+  if (tty_foreground)
+    sb_puts(&sb, ", \"tty_foreground\": true");
+  sb_puts(&sb, "}");
+  return sb.data;
+}
+
+/* ---- Signals ------------------------------------------------------------ */
+
+/* The handler runs on the main thread (libsup's thread blocks every signal),
+ * so it cannot interleave with the main thread's own use of these. */
+static _Atomic(sup_proc *) g_proc;
+static atomic_int g_signal_count;
+static atomic_int g_first_signal;
+
+static void on_signal(int sig)
+{
+  int saved_errno = errno;
+  int n = atomic_fetch_add(&g_signal_count, 1) + 1;
+  if (n == 1)
+    atomic_store(&g_first_signal, sig);
+  sup_proc *p = atomic_load(&g_proc);
+  if (p != NULL) {
+    if (n == 1)
+      sup_interrupt(p);
+    else
+      sup_abort(p);
+  }
+  errno = saved_errno;
+}
+
+static void install_signal_handlers(void)
+{
+  static const int handled[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+    sigaddset(&set, handled[i]);
+  /* One handler at a time: the count and the first signal stay consistent. */
+  sa.sa_mask = set;
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++) {
+    /* An ignored signal stays ignored, as make and the shells keep it:
+     * nohup's SIGHUP, or SIGINT in a non-interactive shell's background job. */
+    struct sigaction old;
+    if (sigaction(handled[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    sigaction(handled[i], &sa, NULL);
+  }
+  /* A mask inherited from the caller would keep them from ever arriving;
+   * one already pending is handled now, before the command is started. */
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+
+  /* EPIPE instead of death, so the command is ended and reaped first. */
+  signal(SIGPIPE, SIG_IGN);
+  /* Writing the command's output while it holds the terminal's foreground
+   * must not stop sup-run when the terminal has TOSTOP set: with SIGTTOU
+   * ignored the kernel lets background writes through. */
+  signal(SIGTTOU, SIG_IGN);
+}
+
+/* Publishes the handle to the signal handler and catches up with signals that
+ * arrived while it was not yet there. From the store on, the handler sees the
+ * handle; before it, the count does: sup_interrupt and sup_abort are latched
+ * and idempotent, so seeing a signal both ways is harmless. */
+static void publish_proc(sup_proc *p)
+{
+  atomic_store(&g_proc, p);
+  int n = atomic_load(&g_signal_count);
+  if (n >= 1)
+    sup_interrupt(p);
+  if (n >= 2)
+    sup_abort(p);
+}
+
+/* ---- Forwarding --------------------------------------------------------- */
+
+/* Writes all of buf to fd. Returns 0 or an errno value. An inherited
+ * non-blocking descriptor gets EAGAIN; waiting for it to drain keeps the
+ * pass-through lossless. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n >= 0) {
+      buf += n;
+      len -= (size_t)n;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+      if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+        return errno;
+    } else if (errno != EINTR) {
+      return errno;
+    }
+  }
+  return 0;
+}
+
+struct stream_fwd {
+  int stream;       /* SUP_STDOUT or SUP_STDERR */
+  int fd;           /* sup-run's own descriptor the bytes go to */
+  const char *name; /* for messages */
+  uint64_t pos;     /* bytes of the stream consumed so far */
+  uint64_t lost;    /* bytes skipped over: dropped before they were read */
+  int write_error;  /* errno of the write that failed; 0 while forwarding */
+};
+
+/* Moves one chunk of the stream to its descriptor. Once a write has failed
+ * the stream is still read, and discarded, so that backpressure does not hold
+ * the command back while it winds down. Returns the bytes read. */
+static size_t forward_chunk(sup_proc *p, struct stream_fwd *f, char *buf, size_t cap)
+{
+  uint64_t before = f->pos;
+  size_t n = 0;
+  if (sup_output_read(p, f->stream, &f->pos, buf, cap, &n) < 0)
+    return 0;
+  /* With backpressure the library keeps every byte not yet read; a jump
+   * means bytes were dropped anyway, and the user must learn that the
+   * pass-through is not exact. */
+  f->lost += f->pos - before - n;
+  if (n > 0 && f->write_error == 0)
+    f->write_error = write_all(f->fd, buf, n);
+  return n;
+}
+
+/* Forwards both streams until the result is final and both are drained.
+ * Returns the first write errno, or 0. */
+static int forward_output(sup_proc *p)
+{
+  static char buf[FORWARD_CHUNK];
+  struct stream_fwd streams[2] = {
+      {.stream = SUP_STDOUT, .fd = STDOUT_FILENO, .name = "stdout"},
+      {.stream = SUP_STDERR, .fd = STDERR_FILENO, .name = "stderr"},
+  };
+  int first_error = 0;
+
+  for (;;) {
+    /* Final before reading: then a round that reads nothing proves both
+     * streams are drained, as a final result gets no more output. */
+    bool final = sup_poll(p, 0) == 1;
+    size_t moved = 0;
+    for (int i = 0; i < 2; i++) {
+      moved += forward_chunk(p, &streams[i], buf, sizeof buf);
+      if (streams[i].write_error != 0 && first_error == 0) {
+        first_error = streams[i].write_error;
+        sup_interrupt(p);
+      }
+    }
+    if (moved == 0) {
+      if (final)
+        break;
+      sup_output_wait(p, streams[0].pos, streams[1].pos, -1);
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    if (streams[i].lost > 0)
+      fprintf(stderr, PROGNAME ": warning: %" PRIu64 " bytes of the command's %s were lost\n",
+              streams[i].lost, streams[i].name);
+  return first_error;
+}
+
+/* ---- Result and exit status --------------------------------------------- */
+
+static void format_duration(char *out, size_t size, uint64_t ms)
+{
+  if (ms >= 3600000 && ms % 3600000 == 0)
+    snprintf(out, size, "%" PRIu64 "h", ms / 3600000);
+  else if (ms >= 60000 && ms % 60000 == 0)
+    snprintf(out, size, "%" PRIu64 "m", ms / 60000);
+  else if (ms % 1000 == 0)
+    snprintf(out, size, "%" PRIu64 "s", ms / 1000);
+  else if (ms < 1000)
+    snprintf(out, size, "%" PRIu64 "ms", ms);
+  else {
+    int len = snprintf(out, size, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+    while (len > 0 && out[len - 1] == '0')
+      out[--len] = '\0';
+    snprintf(out + len, size - (size_t)len, "s");
+  }
+}
+
+/* "sent SIGTERM at 2.0s, SIGKILL at 7.0s" from the result's signals_sent. */
+static void describe_signals(struct strbuf *sb, const char *result_json)
+{
+  cJSON *root = result_json ? cJSON_Parse(result_json) : NULL;
+  const cJSON *sent = cJSON_GetObjectItemCaseSensitive(root, "signals_sent");
+  int count = 0;
+  const cJSON *entry;
+  cJSON_ArrayForEach(entry, sent) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "signal");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(entry, "at_ms");
+    if (!cJSON_IsString(name) || !cJSON_IsNumber(at))
+      continue;
+    sb_puts(sb, count++ == 0 ? "sent " : ", ");
+    sb_puts(sb, name->valuestring);
+    sb_printf(sb, " at %.1fs", at->valuedouble / 1000.0);
+  }
+  if (root == NULL)
+    sb_puts(sb, "signals sent unknown");
+  else if (count == 0)
+    sb_puts(sb, "sent no signal");
+  cJSON_Delete(root);
+}
+
+static void print_timeout_summary(sup_proc *p, const struct options *o, int outcome,
+                                  int status)
+{
+  char limit[48];
+  struct strbuf sb = {0};
+  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT) {
+    format_duration(limit, sizeof limit, o->idle_timeout_ms);
+    sb_printf(&sb, PROGNAME ": idle timeout: no output for %s; ", limit);
+  } else {
+    format_duration(limit, sizeof limit, o->max_runtime_ms);
+    sb_printf(&sb, PROGNAME ": max runtime: still running after %s; ", limit);
+  }
+  describe_signals(&sb, sup_result(p));
+  sb_printf(&sb, "; exit %d\n", status);
+  write_all(STDERR_FILENO, sb.data, sb.len);
+  free(sb.data);
+}
+
+static int exit_status(sup_proc *p, int outcome, int write_error)
+{
+  int own_signal = atomic_load(&g_first_signal);
+  if (own_signal != 0 &&
+      (outcome == SUP_OUTCOME_INTERRUPTED || outcome == SUP_OUTCOME_ABORTED))
+    return 128 + own_signal;
+  if (write_error == EPIPE)
+    return EXIT_EPIPE;
+  if (write_error != 0)
+    return EXIT_SUPRUN;
+  switch (outcome) {
+  case SUP_OUTCOME_EXITED:
+    return sup_result_exit_code(p);
+  case SUP_OUTCOME_SIGNALED:
+    return 128 + sup_result_term_signal(p);
+  case SUP_OUTCOME_IDLE_TIMEOUT:
+  case SUP_OUTCOME_MAX_RUNTIME:
+    return EXIT_TIMEDOUT;
+  default:
+    /* Interrupted or aborted with no signal and no write error: nobody
+     * but sup-run calls sup_interrupt or sup_abort on this handle. */
+    fprintf(stderr, PROGNAME ": the command ended as '%s' for no reason sup-run knows\n",
+            sup_outcome_name(outcome));
+    return EXIT_SUPRUN;
+  }
+}
+
+static int write_json_result(sup_proc *p, int fd, const char *path)
+{
+  const char *json = sup_result(p);
+  int err = json == NULL ? ENOMEM : write_all(fd, json, strlen(json));
+  if (err == 0)
+    err = write_all(fd, "\n", 1);
+  if (close(fd) != 0 && err == 0 && errno != EINTR)
+    err = errno;
+  if (err != 0) {
+    fprintf(stderr, PROGNAME ": --json: cannot write '%s': %s\n", path, strerror(err));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- Main --------------------------------------------------------------- */
+
+static int spawn_failure_status(int rc)
+{
+  switch (rc) {
+  case SUP_ENOENT:
+    return EXIT_NOTFOUND;
+  case SUP_EACCES:
+  case SUP_ENOEXEC:
+  case SUP_EISDIR:
+  case SUP_ENOTDIR:
+    return EXIT_CANNOT_INVOKE;
+  default:
+    return EXIT_SUPRUN;
+  }
+}
+
+int main(int argc, char **argv)
+{
+  struct options opts;
+  parse_options(argc, argv, &opts);
+
+  int json_fd = -1;
+  if (opts.json_path != NULL) {
+    json_fd = open(opts.json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (json_fd < 0) {
+      fprintf(stderr, PROGNAME ": --json: cannot open '%s': %s\n", opts.json_path,
+              strerror(errno));
+      return EXIT_SUPRUN;
+    }
+  }
+
+  install_signal_handlers();
+
+  bool tty_foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  char *spec = build_spec(&opts, tty_foreground);
+
+  /* A signal before the spawn means the command is not wanted at all. */
+  if (atomic_load(&g_signal_count) > 0)
+    return 128 + atomic_load(&g_first_signal);
+
+  sup_proc *p = NULL;
+  char detail[512];
+  int rc = sup_spawn_ex(spec, &p, detail, sizeof detail);
+  free(spec);
+  if (rc < 0) {
+    fprintf(stderr, PROGNAME ": cannot run '%s': %s\n", opts.argv[0],
+            detail[0] ? detail : sup_strerror(rc));
+    return spawn_failure_status(rc);
+  }
+  publish_proc(p);
+
+  int write_error = forward_output(p);
+  int outcome = sup_result_outcome(p);
+  int status = exit_status(p, outcome, write_error);
+
+  if (write_error != 0 && write_error != EPIPE)
+    fprintf(stderr, PROGNAME ": cannot pass the command's output through: %s\n",
+            strerror(write_error));
+  if (json_fd >= 0 && write_json_result(p, json_fd, opts.json_path) != 0)
+    status = EXIT_SUPRUN;
+  if (!opts.quiet &&
+      (outcome == SUP_OUTCOME_IDLE_TIMEOUT || outcome == SUP_OUTCOME_MAX_RUNTIME))
+    print_timeout_summary(p, &opts, outcome, status);
+
+  /* The handler must not touch the handle once it is being released. */
+  atomic_store(&g_proc, NULL);
+  sup_release(p);
+  return status;
+}
