@@ -22,6 +22,11 @@
 
 extern char** environ;
 
+// glibc's clone, under the name sanitizer runtimes do not intercept: TSan's
+// `clone` interceptor treats every clone as a fork and runs its fork hooks in
+// the child, which with CLONE_VM would rewrite the parent's own state.
+extern "C" int __clone(int (*fn)(void*), void* stack, int flags, void* arg, ...);
+
 namespace sup {
 namespace {
 
@@ -215,7 +220,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   // No exit signal: the host's SIGCHLD handler never hears of our children,
   // a host that ignores SIGCHLD does not auto-reap them, and its waitpid(-1)
   // cannot steal their status (only __WALL waits see them).
-  pid_t pid = clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
+  pid_t pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   if (pid < 0) {
     int err = errno;
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.3 needed)"};

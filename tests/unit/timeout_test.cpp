@@ -15,18 +15,19 @@ double signal_at(const suptest::Json& r, size_t index, const char* name) {
 }
 
 TEST(IdleTimeout, ByteEverySixtyPercentOfThresholdIsNeverTimedOut) {
-  SPAWN(p, sh("for i in 1 2 3 4 5 6 7 8; do printf x; sleep 0.12; done", "\"idle_timeout_ms\": 200"));
+  // 240 ms is 60% of 400 ms; the slack absorbs a loaded machine's jitter.
+  SPAWN(p, sh("for i in 1 2 3 4; do printf x; sleep 0.24; done", "\"idle_timeout_ms\": 400"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(sup_result_exit_code(p.get()), 0);
-  EXPECT_EQ(p.output(SUP_STDOUT), "xxxxxxxx");
+  EXPECT_EQ(p.output(SUP_STDOUT), "xxxx");
 }
 
 TEST(IdleTimeout, StderrAloneKeepsTheChildAlive) {
-  SPAWN(p, sh("for i in 1 2 3 4 5 6 7 8; do printf e >&2; sleep 0.12; done", "\"idle_timeout_ms\": 200"));
+  SPAWN(p, sh("for i in 1 2 3 4; do printf e >&2; sleep 0.24; done", "\"idle_timeout_ms\": 400"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
-  EXPECT_EQ(p.output(SUP_STDERR), "eeeeeeee");
+  EXPECT_EQ(p.output(SUP_STDERR), "eeee");
   EXPECT_EQ(p.output(SUP_STDOUT), "");
 }
 
@@ -59,7 +60,7 @@ TEST(IdleTimeout, ChildSilentPastThresholdIsTimedOutBeforeItSpeaks) {
 }
 
 TEST(IdleTimeout, PartialChunksWithoutNewlineCountAsActivity) {
-  SPAWN(p, sh("for i in 1 2 3 4 5; do printf '.'; sleep 0.1; done; printf done", "\"idle_timeout_ms\": 180"));
+  SPAWN(p, sh("for i in 1 2 3 4 5; do printf '.'; sleep 0.1; done; printf done", "\"idle_timeout_ms\": 400"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(p.output(SUP_STDOUT), ".....done");
