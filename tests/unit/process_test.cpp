@@ -66,7 +66,8 @@ TEST(Exec, SearchesTheChildsPath) {
 }
 
 TEST(Start, ChildRunsInItsOwnProcessGroup) {
-  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"ps -o pgid= -p $$\"]}");
+  // Field 5 of /proc/PID/stat is the process group.
+  SPAWN(p, sh("cut -d' ' -f5 /proc/$$/stat"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(std::stoi(p.output(SUP_STDOUT)), sup_pid(p.get()));
   EXPECT_NE(std::stoi(p.output(SUP_STDOUT)), getpgrp());

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing sup needs on Debian 12, if missing.
+# Usage: tests/deps.sh [extra Debian packages...]
+set -euo pipefail
+
+packages=(meson ninja-build pkg-config gcc g++ python3 libuv1-dev libcjson-dev libgtest-dev "$@")
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null; then
+  as_root=(sudo)
+else
+  echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
