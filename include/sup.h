@@ -71,8 +71,8 @@ enum sup_error {
   SUP_EISDIR = -21,   /* argv[0] is a directory */
   SUP_EINVAL = -22,   /* bad argument: NULL handle or pointer, malformed spec */
   SUP_EMFILE = -24,   /* the host is out of file descriptors */
+  SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
-  SUP_ENOSYS = -38,   /* the kernel lacks pidfd / clone3 support */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
 };
 
@@ -192,9 +192,13 @@ SUP_API int sup_abort(sup_proc *p);
  * valid until sup_release:
  *   {"outcome": "idle_timeout", "exit_code": null, "term_signal": "SIGTERM",
  *    "forced_kill": false, "pid": 4242, "duration_ms": 2003.1,
- *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false},
+ *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
+ *               "omitted_bytes": 0},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
+ * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
+ * what was dropped from the middle. "duration_ms" runs from spawn to the
+ * final result, "at_ms" from spawn. "forced_kill" says SIGKILL was needed.
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.

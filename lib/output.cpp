@@ -113,19 +113,18 @@ bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
 void Process::close_pipe(OutputPipe& pipe) {
   pipe.poll.close();
   pipe.fd.reset();
+  std::lock_guard<std::mutex> lock(mu_);
   pipe.paused = false;
 }
 
 void Process::hold_back_if_needed(OutputPipe& pipe) {
   if (backpressure_bytes_ == 0 || pipe.paused) return;
-  uint64_t unread;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    unread = pipe.capture.total() - pipe.consumer_pos;
+    if (pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_) return;
+    pipe.paused = true;
   }
-  if (unread <= backpressure_bytes_) return;
   uv_poll_stop(pipe.poll.get());
-  pipe.paused = true;
 }
 
 bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
@@ -134,13 +133,11 @@ void Process::resume_held_back() {
   bool resumed = false;
   for (OutputPipe* pipe : {&out_, &err_}) {
     if (!pipe->paused) continue;
-    uint64_t unread;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      unread = pipe->capture.total() - pipe->consumer_pos;
+      if (pipe->capture.total() - pipe->consumer_pos > backpressure_bytes_) continue;
+      pipe->paused = false;
     }
-    if (unread > backpressure_bytes_) continue;
-    pipe->paused = false;
     uv_poll_start(pipe->poll.get(), UV_READABLE, [](uv_poll_t* h, int, int) {
       auto* self = static_cast<Process*>(h->data);
       self->on_output_ready(h == self->out_.poll.get() ? self->out_ : self->err_);

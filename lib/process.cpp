@@ -46,7 +46,7 @@ Process::Process(Engine& engine, const Spec& spec)
 Process::~Process() {
   // Only the loop thread frees a process (or the releasing thread once the
   // engine is gone), after it became final: every handle is closed already.
-  const_cast<uint32_t&>(magic_) = 0;
+  magic_ = 0;
 }
 
 int Process::request(unsigned bits) noexcept {
@@ -80,9 +80,8 @@ size_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     std::lock_guard<std::mutex> lock(mu_);
     n = pipe.capture.read_at(pos, buf, cap);
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
-    resume = backpressure_bytes_ > 0 && pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_;
+    resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_;
   }
-  // The loop decides whether the pipe was actually held back.
   if (resume && !is_final()) request(kResume);
   return n;
 }

@@ -66,8 +66,11 @@ struct OutputPipe {
   const int stream;  // SUP_STDOUT or SUP_STDERR
   UniqueFd fd;
   UvHandle<uv_poll_t> poll;
-  bool paused = false;  // held back for backpressure_bytes
-  // Shared, under Process::mu_.
+  // Shared, under Process::mu_ (the loop thread, the only writer, may read
+  // without it). Held back for backpressure_bytes: set under the same lock
+  // as the unread count it is decided on, so a reader that drains
+  // everything either sees it set and asks for a resume, or prevents it.
+  bool paused = false;
   Capture capture;
   uint64_t consumer_pos = 0;
   // Loop thread only.
@@ -153,7 +156,7 @@ class Process {
 
   OutputPipe& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 
-  const uint32_t magic_ = kMagic;
+  uint32_t magic_ = kMagic;
   Engine& engine_;
 
   // Settings from the spec, immutable.
