@@ -106,6 +106,13 @@ SUP_API const char *sup_strerror(int err);
  * NULL for a value outside enum sup_outcome. Thread-safe. */
 SUP_API const char *sup_outcome_name(int outcome);
 
+/* Parses a signal as the spec's "interrupt_signal" does: a name with or
+ * without "SIG", in any case ("TERM", "SIGint"), or a decimal number.
+ * Returns the signal number (> 0).
+ * Errors: SUP_EINVAL (NULL, or no such signal on this system).
+ * Thread-safety: any thread. */
+SUP_API int sup_signal_parse(const char *text);
+
 /* sup_spawn: validate the JSON spec and start the child.
  *
  * Spec keys (unknown keys, wrong types, empty argv, negative durations are

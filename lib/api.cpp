@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "launch.hpp"
 #include "process.hpp"
+#include "signal_names.hpp"
 #include "spec.hpp"
 #include "sup.h"
 
@@ -136,6 +137,16 @@ SUP_API const char* sup_strerror(int err) {
     if (text != nullptr) return text;
   }
   return "unknown error";
+}
+
+SUP_API int sup_signal_parse(const char* text) {
+  if (text == nullptr) return SUP_EINVAL;
+  try {
+    int sig = sup::parse_signal(text);
+    return sig > 0 ? sig : SUP_EINVAL;
+  } catch (...) {
+    return SUP_ENOMEM;
+  }
 }
 
 SUP_API int sup_spawn_ex(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size) {

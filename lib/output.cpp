@@ -22,6 +22,12 @@ void check_uv(int rc, const char* what) {
 
 }  // namespace
 
+void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
+  auto* self = static_cast<Process*>(handle->data);
+  self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
+}
+
+
 void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd,
                     UniqueFd err_fd, UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
   loop_ = loop;
@@ -67,12 +73,7 @@ void Process::watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd) {
   uv_poll_t* poll = pipe.poll.create();
   check_uv(uv_poll_init(loop, poll, pipe.fd.get()), "uv_poll_init(pipe)");
   poll->data = this;
-  check_uv(uv_poll_start(poll, UV_READABLE,
-                         [](uv_poll_t* h, int, int) {
-                           auto* self = static_cast<Process*>(h->data);
-                           self->on_output_ready(h == self->out_.poll.get() ? self->out_ : self->err_);
-                         }),
-           "uv_poll_start(pipe)");
+  check_uv(uv_poll_start(poll, UV_READABLE, on_pipe_readable), "uv_poll_start(pipe)");
 }
 
 void Process::on_output_ready(OutputPipe& pipe) {
@@ -138,10 +139,7 @@ void Process::resume_held_back() {
       if (pipe->capture.total() - pipe->consumer_pos > backpressure_bytes_) continue;
       pipe->paused = false;
     }
-    uv_poll_start(pipe->poll.get(), UV_READABLE, [](uv_poll_t* h, int, int) {
-      auto* self = static_cast<Process*>(h->data);
-      self->on_output_ready(h == self->out_.poll.get() ? self->out_ : self->err_);
-    });
+    uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable);
     resumed = true;
   }
   if (!resumed) return;

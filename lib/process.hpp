@@ -121,6 +121,7 @@ class Process {
 
  private:
   // output.cpp
+  static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   void watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd);
   void on_output_ready(OutputPipe& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends

@@ -162,45 +162,15 @@ static bool parse_bytes(const char *s, uint64_t *out)
   return false;
 }
 
-static const struct {
-  const char *name;
-  int number;
-} signal_names[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
-    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"IOT", SIGIOT},     {"BUS", SIGBUS},
-    {"FPE", SIGFPE},   {"KILL", SIGKILL},     {"USR1", SIGUSR1},   {"SEGV", SIGSEGV},
-    {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},   {"STOP", SIGSTOP},
-    {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},   {"URG", SIGURG},
-    {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
-    {"WINCH", SIGWINCH}, {"IO", SIGIO},       {"POLL", SIGPOLL},   {"PWR", SIGPWR},
-    {"SYS", SIGSYS},
-};
-
-/* SIGNAL: a name with or without "SIG", in any case, or a number. */
+/* SIGNAL: a name with or without "SIG", in any case, or a number, parsed as
+ * the library parses the spec's interrupt_signal. */
 static bool parse_signal(const char *s, int *out)
 {
-  if (isdigit((unsigned char)s[0])) {
-    int n = 0;
-    for (const char *p = s; *p; p++) {
-      if (!isdigit((unsigned char)*p) || n > SIGRTMAX)
-        return false;
-      n = n * 10 + (*p - '0');
-    }
-    if (n < 1 || n > SIGRTMAX)
-      return false;
-    *out = n;
-    return true;
-  }
-  if (strncasecmp(s, "SIG", 3) == 0)
-    s += 3;
-  for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++) {
-    if (strcasecmp(s, signal_names[i].name) == 0) {
-      *out = signal_names[i].number;
-      return true;
-    }
-  }
-  return false;
+  int sig = sup_signal_parse(s);
+  if (sig < 0)
+    return false;
+  *out = sig;
+  return true;
 }
 
 static void print_help(void)

@@ -90,6 +90,16 @@ TEST(Spec, AcceptsEveryKeyAtOnce) {
   EXPECT_EQ(p.output(SUP_STDOUT), "x");
 }
 
+TEST(Spec, SignalParse) {
+  EXPECT_EQ(sup_signal_parse("TERM"), SIGTERM);
+  EXPECT_EQ(sup_signal_parse("SIGint"), SIGINT);
+  EXPECT_EQ(sup_signal_parse("9"), SIGKILL);
+  EXPECT_EQ(sup_signal_parse("SIGNOPE"), SUP_EINVAL);
+  EXPECT_EQ(sup_signal_parse("0"), SUP_EINVAL);
+  EXPECT_EQ(sup_signal_parse("9x"), SUP_EINVAL);
+  EXPECT_EQ(sup_signal_parse(nullptr), SUP_EINVAL);
+}
+
 TEST(Spec, SignalForms) {
   for (const char* sig : {"\"SIGINT\"", "\"INT\"", "\"int\"", "2"}) {
     SPAWN(p, std::string("{\"argv\": [\"sleep\", \"10\"], \"interrupt_signal\": ") + sig + "}");
