@@ -27,7 +27,6 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
 }
 
-
 void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd,
                     UniqueFd err_fd, UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
   loop_ = loop;

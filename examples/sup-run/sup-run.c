@@ -800,8 +800,10 @@ int main(int argc, char **argv)
   char *spec = build_spec(&opts, tty_foreground);
 
   /* A signal before the spawn means the command is not wanted at all. */
-  if (atomic_load(&g_signal_count) > 0)
+  if (atomic_load(&g_signal_count) > 0) {
+    free(spec);
     return 128 + atomic_load(&g_first_signal);
+  }
 
   sup_proc *p = NULL;
   char detail[512];
