@@ -752,14 +752,14 @@ class Terminal(TempDirTest):
         p, master = self.start_on_pty(["--", "sh", "-c", "read x; echo got:$x"])
         os.write(master, b"hello\n")
         self.read_until(master, b"got:hello")
-        self.assertEqual(p.wait(5), 0)
+        self.assertEqual(p.wait(15), 0)
 
     def test_ctrl_c_reaches_the_command_directly(self):
         p, master = self.start_on_pty(["--json", self.path("r.json"), "--",
                                        "sh", "-c", "echo ready; sleep 30"])
         self.read_until(master, b"ready")
         os.write(master, b"\x03")
-        self.assertEqual(p.wait(5), 130)
+        self.assertEqual(p.wait(15), 130)
         result = self.read_json("r.json")
         self.assertEqual(result["outcome"], "signaled")
         self.assertEqual(result["term_signal"], "SIGINT")
