@@ -22,6 +22,9 @@
  *     signal disposition. Its thread blocks every signal.
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
  *     not grow with the host's heap. Handles do not survive fork(2) of the host.
+ *   - Children are the host's children. A host that sets SIGCHLD to SIG_IGN or
+ *     reaps any child (waitpid(-1)) takes their exit status; sup then reports
+ *     it as lost and no longer signals the group, whose id may be reused.
  *
  * ERRORS
  *   Functions that can fail return a negative code from enum sup_error, whose
@@ -206,6 +209,9 @@ SUP_API int sup_abort(sup_proc *p);
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. "duration_ms" runs from spawn to the
  * final result, "at_ms" from spawn. "forced_kill" says SIGKILL was needed.
+ * "exit_code" is null when the child died from a signal, "term_signal" null
+ * when it exited; both are null when the host reaped the child itself
+ * (SIGCHLD set to SIG_IGN, or waitpid(-1)): its status is then lost.
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.

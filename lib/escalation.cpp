@@ -35,11 +35,10 @@ bool Process::leader_exited_now() {
                     WEXITED | WNOHANG | WNOWAIT | __WALL, &usage);
   if (rc < 0) {
     if (errno == EINTR) return false;
-    // Only a host that waits with __WALL on every child could have reaped
-    // ours: the status is lost, report the least surprising one.
-    info.si_pid = pid_;
-    info.si_code = CLD_EXITED;
-    info.si_status = 255;
+    // Our children are the host's children: a host that ignores SIGCHLD (the
+    // kernel then reaps them) or reaps any child took this one.
+    status_lost_ = true;
+    info = siginfo_t{};
   } else if (info.si_pid == 0) {
     return false;
   }
@@ -66,7 +65,9 @@ void Process::after_leader_exit() {
     return;
   }
   Nanos now = now_ns();
-  if (escalation_ == Escalation::kill_sent) {
+  if (escalation_ == Escalation::kill_sent || status_lost_) {
+    // With the leader reaped elsewhere the group can no longer be signaled
+    // safely: wait for the pipes as briefly as after a SIGKILL.
     if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
   } else if (escalation_ == Escalation::none) {
     // A pipe still open after the drain is held by something the main
@@ -118,8 +119,7 @@ void Process::on_deadline() {
   }
   if (lifecycle_ != Lifecycle::final && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
     kill_group(now);
-  if (lifecycle_ == Lifecycle::draining && escalation_ == Escalation::kill_sent &&
-      give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
+  if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
     finish();
     return;
   }
@@ -144,8 +144,7 @@ void Process::arm_deadline() {
     if (max_runtime_ > 0) next = std::min(next, spawned_at_ + max_runtime_);
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
-  if (lifecycle_ == Lifecycle::draining && escalation_ == Escalation::kill_sent && give_up_pipes_at_ != 0)
-    next = std::min(next, give_up_pipes_at_);
+  if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
   uv_timer_t* timer = deadline_.get();
   if (next == kNever) {
     uv_timer_stop(timer);
@@ -183,7 +182,9 @@ void Process::kill_group(Nanos now) {
 }
 
 void Process::signal_group(int sig, Nanos now, bool record) {
-  // The leader stays unreaped until finish(), so -pid_ is still our group.
+  // The leader stays unreaped until finish(), so -pid_ is still our group,
+  // unless the host reaped it.
+  if (status_lost_) return;
   kill(-pid_, sig);
   if (record) signals_sent_.push_back({sig, now - spawned_at_});
 }

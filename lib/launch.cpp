@@ -217,9 +217,9 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
 
   int pidfd = -1;
   Nanos started_at = now_ns();
-  // No exit signal: the host's SIGCHLD handler never hears of our children,
-  // a host that ignores SIGCHLD does not auto-reap them, and its waitpid(-1)
-  // cannot steal their status (only __WALL waits see them).
+  // No exit signal, so a child that fails before exec does not raise SIGCHLD
+  // in the host. execve resets the exit signal to SIGCHLD: from then on the
+  // child is an ordinary child of the host's (see Process::leader_exited_now).
   pid_t pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   if (pid < 0) {
     int err = errno;

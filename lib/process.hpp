@@ -191,6 +191,9 @@ class Process {
   Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
   Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
   siginfo_t leader_status_{};
+  // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
+  // status is gone, and its pid, so the group id, may be reused at any time.
+  bool status_lost_ = false;
   struct rusage leader_usage_ {};
   std::vector<SignalSent> signals_sent_;
   bool forced_kill_ = false;

@@ -42,7 +42,8 @@ int Process::decide_outcome() const noexcept {
     case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
     case Cause::none: break;
   }
-  return leader_status_.si_code == CLD_EXITED ? SUP_OUTCOME_EXITED : SUP_OUTCOME_SIGNALED;
+  bool killed = leader_status_.si_code == CLD_KILLED || leader_status_.si_code == CLD_DUMPED;
+  return killed ? SUP_OUTCOME_SIGNALED : SUP_OUTCOME_EXITED;
 }
 
 void Process::finish() {
@@ -51,9 +52,11 @@ void Process::finish() {
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
-  siginfo_t reaped{};
-  syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
+  if (!status_lost_) {
+    if (escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
+    siginfo_t reaped{};
+    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
+  }
   Nanos now = now_ns();
 
   exit_watch_.close();
@@ -69,7 +72,7 @@ void Process::finish() {
   r.outcome = decide_outcome();
   if (leader_status_.si_code == CLD_EXITED)
     r.exit_code = leader_status_.si_status;
-  else
+  else if (!status_lost_)
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
   r.duration = now - spawned_at_;

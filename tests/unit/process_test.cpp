@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "helpers.hpp"
 
@@ -376,6 +377,55 @@ TEST(Errors, StrerrorNamesEveryCode) {
   EXPECT_STREQ(sup_outcome_name(SUP_OUTCOME_IDLE_TIMEOUT), "idle_timeout");
   EXPECT_EQ(sup_outcome_name(0), nullptr);
   EXPECT_EQ(sup_version(), SUP_VERSION_NUMBER);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Host, NoSignalDispositionChanges) {
+  struct sigaction before[65], after[65];
+  bool valid[65];
+  // glibc reserves two real-time signals and refuses to report them.
+  for (int sig = 1; sig <= 64; ++sig) valid[sig] = sigaction(sig, nullptr, &before[sig]) == 0;
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"exit 0\"], \"idle_timeout_ms\": 1000}");
+  ASSERT_TRUE(p.wait());
+  for (int sig = 1; sig <= 64; ++sig) {
+    if (!valid[sig]) continue;
+    sigaction(sig, nullptr, &after[sig]);
+    EXPECT_EQ(before[sig].sa_handler, after[sig].sa_handler) << "signal " << sig;
+    EXPECT_EQ(before[sig].sa_flags, after[sig].sa_flags) << "signal " << sig;
+  }
+}
+
+TEST(Host, IgnoringSigchldLosesTheStatusButNotTheResult) {
+  // With SIGCHLD ignored the kernel reaps children itself: the result is
+  // still final, prompt, and honest that the status is gone.
+  auto old = signal(SIGCHLD, SIG_IGN);
+  SPAWN(p, sh("echo out; exit 42"));
+  bool done = p.wait(3000);
+  signal(SIGCHLD, old);
+  ASSERT_TRUE(done);
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_TRUE(cJSON_IsNull(r.get("exit_code")));
+  EXPECT_TRUE(cJSON_IsNull(r.get("term_signal")));
+  EXPECT_EQ(sup_result_exit_code(p.get()), SUP_ENODATA);
+  EXPECT_EQ(sup_result_term_signal(p.get()), SUP_ENODATA);
+  EXPECT_EQ(p.output(SUP_STDOUT), "out\n");
+}
+
+TEST(Host, ReapingAnyChildDoesNotHangTheResult) {
+  SPAWN(p, sh("sleep 0.2; exit 5"));
+  // Once exec has run, the child reports to the host with SIGCHLD, like any
+  // child, and a host reaping any child gets it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  int status = 0;
+  pid_t reaped = waitpid(-1, &status, 0);
+  EXPECT_EQ(reaped, sup_pid(p.get())) << strerror(errno);
+  ASSERT_TRUE(p.wait(3000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), SUP_ENODATA);
 }
 
 }  // namespace
