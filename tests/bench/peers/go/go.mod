@@ -1,0 +1,3 @@
+module sup/bench/peer
+
+go 1.21

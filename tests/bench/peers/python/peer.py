@@ -1,0 +1,84 @@
+"""Python subprocess peer: peer.py {spawn|capture} COUNT, printing one BENCH
+line (see ../README.md). spawn runs /bin/true with subprocess.run and
+capture_output=True, as a Python program capturing a command would; capture
+reads SUP_BENCH_WRITER's stdout through Popen's unbuffered pipe with
+readinto, so no bytes object is allocated per read."""
+import os
+import platform
+import subprocess
+import sys
+import time
+
+WARMUP = 5
+READ_CHUNK = 64 * 1024
+
+
+def fail(msg):
+    print(f"peer_python: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def spawn_true():
+    r = subprocess.run(["/bin/true"], stdin=subprocess.DEVNULL,
+                       capture_output=True, check=False)
+    if r.returncode != 0:
+        fail(f"/bin/true exited {r.returncode}")
+
+
+def capture(writer, count):
+    buf = memoryview(bytearray(READ_CHUNK))
+    total = 0
+    with subprocess.Popen([writer, count], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, bufsize=0) as p:
+        while True:
+            n = p.stdout.readinto(buf)
+            if not n:
+                break
+            total += n
+    if p.returncode != 0:
+        fail(f"writer exited {p.returncode}")
+    return total
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(f"usage: {argv[0]} {{spawn|capture}} COUNT", file=sys.stderr)
+        return 2
+    try:
+        count = int(argv[2])
+    except ValueError:
+        count = 0
+    if count <= 0:
+        print(f"peer_python: bad count {argv[2]!r}", file=sys.stderr)
+        return 2
+    version = platform.python_version()
+    if argv[1] == "spawn":
+        samples = []
+        for i in range(count + WARMUP):
+            t0 = time.perf_counter_ns()
+            spawn_true()
+            us = (time.perf_counter_ns() - t0) / 1e3
+            if i >= WARMUP:
+                samples.append(f"{us:.2f}")
+        print(f"BENCH impl=python version={version} mode=spawn count={count} "
+              f"samples_us={','.join(samples)}")
+        return 0
+    if argv[1] == "capture":
+        writer = os.environ.get("SUP_BENCH_WRITER", "")
+        if not writer:
+            print("peer_python: SUP_BENCH_WRITER is not set", file=sys.stderr)
+            return 2
+        t0 = time.perf_counter_ns()
+        got = capture(writer, argv[2])
+        secs = (time.perf_counter_ns() - t0) / 1e9
+        if got != count:
+            fail(f"read {got} of {count} bytes")
+        print(f"BENCH impl=python version={version} mode=capture count={count} "
+              f"bytes={got} seconds={secs:.6f}")
+        return 0
+    print(f"peer_python: unknown mode {argv[1]!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
