@@ -162,6 +162,23 @@ static void print_stats(const char *key, const samples *s) {
          key, s->n, pct(s, 0.5), pct(s, 0.99), mean(s), smin(s), smax(s));
 }
 
+/* Ends a row: prints each ("key", samples) pair of the NULL-terminated list
+ * as "key":{stats}, closes the JSON object and frees the samples. */
+static void finish_row(const char *key, samples *s, ...) {
+  va_list ap;
+  va_start(ap, s);
+  for (int first = 1; key != NULL; first = 0) {
+    if (!first) putchar(',');
+    print_stats(key, s);
+    free(s->v);
+    key = va_arg(ap, const char *);
+    if (key != NULL) s = va_arg(ap, samples *);
+  }
+  va_end(ap);
+  printf("}\n");
+  fflush(stdout);
+}
+
 static void print_samples(const samples *s) {
   for (size_t i = 0; i < s->n; i++) printf(i ? ",%.2f" : "%.2f", s->v[i]);
 }
@@ -409,13 +426,7 @@ static void row_spawn(const struct opts *o) {
   note("spawn: %d x %d per side", rounds, batch);
   spawn_rounds(rounds, batch, &raw, &sup);
   printf("{\"row\":\"spawn\",\"unit\":\"us\",\"batch\":%d,", batch);
-  print_stats("baseline", &raw);
-  putchar(',');
-  print_stats("sup", &sup);
-  printf("}\n");
-  fflush(stdout);
-  free(raw.v);
-  free(sup.v);
+  finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
 static void fork_exec_true(void) {
@@ -458,16 +469,7 @@ static void row_heap(const struct opts *o) {
 
   printf("{\"row\":\"heap\",\"unit\":\"us\",\"batch\":%d,\"heap_bytes\":%zu,",
          batch, heap);
-  print_stats("baseline", &raw);
-  putchar(',');
-  print_stats("sup", &sup);
-  putchar(',');
-  print_stats("fork_exec", &fork_ref);
-  printf("}\n");
-  fflush(stdout);
-  free(raw.v);
-  free(sup.v);
-  free(fork_ref.v);
+  finish_row("baseline", &raw, "sup", &sup, "fork_exec", &fork_ref, NULL);
 }
 
 /* Pins every thread of this process, the library's loop thread included, to
@@ -547,19 +549,8 @@ static void row_capture(const struct opts *o) {
     printf("{\"row\":\"%s\",\"unit\":\"MB/s\",\"bytes\":%llu,"
            "\"host_cpu\":%d,\"writer_cpu\":%d,",
            name, (unsigned long long)bytes, cpus[0], writer_cpu);
-    print_stats("baseline", &raw);
-    putchar(',');
-    print_stats("sup", &sup);
-    putchar(',');
-    print_stats("baseline_cpu_ms", &raw_cpu);
-    putchar(',');
-    print_stats("sup_cpu_ms", &sup_cpu);
-    printf("}\n");
-    fflush(stdout);
-    free(raw.v);
-    free(sup.v);
-    free(raw_cpu.v);
-    free(sup_cpu.v);
+    finish_row("baseline", &raw, "sup", &sup, "baseline_cpu_ms", &raw_cpu,
+               "sup_cpu_ms", &sup_cpu, NULL);
   }
 }
 
@@ -599,13 +590,7 @@ static void row_stop(const struct opts *o, int abort_row) {
   }
   cJSON_free(json);
   printf("{\"row\":\"%s\",\"unit\":\"us\",", name);
-  print_stats("baseline", &raw);
-  putchar(',');
-  print_stats("sup", &sup);
-  printf("}\n");
-  fflush(stdout);
-  free(raw.v);
-  free(sup.v);
+  finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
 /* A silent child with an idle timeout, against a raw loop that polls the
@@ -698,22 +683,8 @@ static void row_idle(const struct opts *o) {
   printf("{\"row\":\"idle\",\"unit\":\"ms\",\"threshold_ms\":%ld,"
          "\"early\":%d,",
          threshold, early);
-  print_stats("baseline", &raw_fin);
-  putchar(',');
-  print_stats("baseline_signal", &raw_sig);
-  putchar(',');
-  print_stats("sup", &sup_fin);
-  putchar(',');
-  print_stats("sup_signal", &sup_sig);
-  putchar(',');
-  print_stats("sup_duration", &sup_dur);
-  printf("}\n");
-  fflush(stdout);
-  free(raw_sig.v);
-  free(raw_fin.v);
-  free(sup_sig.v);
-  free(sup_fin.v);
-  free(sup_dur.v);
+  finish_row("baseline", &raw_fin, "baseline_signal", &raw_sig, "sup", &sup_fin,
+             "sup_signal", &sup_sig, "sup_duration", &sup_dur, NULL);
 }
 
 static void raise_limits(int children) {
@@ -883,13 +854,7 @@ static void row_capacity(const struct opts *o) {
          nproc.rlim_cur == RLIM_INFINITY ? -1LL : (long long)nproc.rlim_cur,
          (double)fds / reached, heap / 1024.0 / reached,
          rss / 1024.0 / reached, first / k, last / k, teardown_ms);
-  print_stats("peak_spawn_baseline", &raw_peak);
-  putchar(',');
-  print_stats("peak_spawn_sup", &sup_peak);
-  printf("}\n");
-  fflush(stdout);
-  free(raw_peak.v);
-  free(sup_peak.v);
+  finish_row("peak_spawn_baseline", &raw_peak, "peak_spawn_sup", &sup_peak, NULL);
 }
 
 /* ---- peer protocol ------------------------------------------------------ */
