@@ -52,23 +52,25 @@ enum { READ_CHUNK = 64 * 1024 };
 
 /* ---- small utilities --------------------------------------------------- */
 
-static void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+static void vnote(const char *fmt, va_list ap) {
   fputs("bench_sup: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
-  va_end(ap);
-  exit(1);
 }
 
 static void note(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("bench_sup: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vnote(fmt, ap);
   va_end(ap);
+}
+
+static _Noreturn void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vnote(fmt, ap);
+  va_end(ap);
+  exit(1);
 }
 
 static double now_us(void) {
