@@ -53,26 +53,6 @@ void Capture::append_tail(const char* data, size_t len) {
   tail_len_ = std::min(cap, tail_len_ + len);
 }
 
-int Capture::direct_space(size_t max, iovec iov[2]) noexcept {
-  // Rings smaller than one read would be overwritten within a single call.
-  if (head_.size() < head_limit_ || tail_.size() < ring_limit_ || ring_limit_ < max) return 0;
-  size_t cap = tail_.size();
-  size_t write_at = (tail_start_ + tail_len_) % cap;
-  size_t first = std::min(max, cap - write_at);
-  iov[0] = {tail_.data() + write_at, first};
-  if (first == max) return 1;
-  iov[1] = {tail_.data(), max - first};
-  return 2;
-}
-
-void Capture::commit_direct(size_t n) noexcept {
-  size_t cap = tail_.size();
-  total_ += n;
-  size_t overflow = tail_len_ + n > cap ? tail_len_ + n - cap : 0;
-  tail_start_ = (tail_start_ + overflow) % cap;
-  tail_len_ = std::min(cap, tail_len_ + n);
-}
-
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   size_t copied = 0;
   if (*pos < head_.size()) {

@@ -6,8 +6,6 @@
 // written, never to the limit up front.
 #pragma once
 
-#include <sys/uio.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -21,14 +19,6 @@ class Capture {
   Capture(uint64_t limit_bytes, uint64_t retain_bytes);
 
   void append(const char* data, size_t len);
-
-  // Steady state of a long stream, head full and ring at its full size: the
-  // next `max` bytes can be read straight into the ring, saving a copy of
-  // every byte. Fills iov (the free space from the write position, wrapping)
-  // and returns how many entries, or 0 when bytes must go through append().
-  int direct_space(size_t max, iovec iov[2]) noexcept;
-  // Accounts for n bytes written into the space direct_space() gave.
-  void commit_direct(size_t n) noexcept;
 
   uint64_t total() const noexcept { return total_; }
   uint64_t omitted() const noexcept { return total_ - head_.size() - result_tail_len(); }

@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -91,34 +90,22 @@ bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
   const size_t cap = engine_.read_buffer_size();
   for (int i = 0; i < max_reads; ++i) {
     if (pipe.paused) return true;
-    ssize_t n;
-    int read_errno;
-    {
-      // The lock is held across the read: a direct read overwrites the
-      // oldest kept bytes, which a reader on another thread may be copying.
-      std::lock_guard<std::mutex> lock(mu_);
-      iovec direct[2];
-      int segments = pipe.capture.direct_space(cap, direct);
-      if (segments > 0) {
-        n = readv(pipe.fd.get(), direct, segments);
-        if (n > 0) pipe.capture.commit_direct(static_cast<size_t>(n));
-      } else {
-        n = read(pipe.fd.get(), buf, cap);
-        if (n > 0) pipe.capture.append(buf, static_cast<size_t>(n));
-      }
-      read_errno = errno;
-      if (n > 0 && waiters_ > 0) changed_.notify_all();
-    }
+    ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        pipe.capture.append(buf, static_cast<size_t>(n));
+        if (waiters_ > 0) changed_.notify_all();
+      }
       hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
     }
     if (n == 0) return false;
-    if (read_errno == EINTR) continue;
+    if (errno == EINTR) continue;
     // Any other error leaves nothing more to read.
-    return read_errno == EAGAIN;
+    return errno == EAGAIN;
   }
   return true;
 }

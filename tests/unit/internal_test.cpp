@@ -1,7 +1,6 @@
 // The capture buffer and the JSON text writer, tested from the inside.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 
 #include "capture.hpp"
@@ -59,36 +58,6 @@ TEST(Capture, RetainsUnreadBytesBeyondTheResultTail) {
   EXPECT_EQ(std::string(buf, 300), all.substr(700));
   EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(950));
   EXPECT_EQ(c.omitted(), 900u);
-}
-
-TEST(Capture, DirectReadsKeepWhatAppendWould) {
-  // Once head and ring are full, bytes go straight into the ring: the kept
-  // bytes and every read position must match the copying path exactly.
-  std::string all = numbered(5000);
-  sup::Capture copied(200, 300), direct(200, 300);
-  size_t at = 0;
-  for (size_t chunk : {150u, 170u, 64u, 64u, 64u, 64u, 300u, 13u, 64u, 64u}) {
-    copied.append(all.data() + at, chunk);
-    iovec iov[2];
-    int segments = direct.direct_space(chunk, iov);
-    if (segments == 0) {
-      direct.append(all.data() + at, chunk);
-    } else {
-      size_t done = 0;
-      for (int i = 0; i < segments; ++i) {
-        std::memcpy(iov[i].iov_base, all.data() + at + done, iov[i].iov_len);
-        done += iov[i].iov_len;
-      }
-      direct.commit_direct(chunk);
-    }
-    at += chunk;
-    ASSERT_EQ(direct.kept(), copied.kept()) << "after " << at << " bytes";
-    ASSERT_EQ(direct.total(), copied.total());
-    char a[400], b[400];
-    uint64_t pa = at - 290, pb = at - 290;
-    ASSERT_EQ(std::string(a, copied.read_at(&pa, a, sizeof a)), std::string(b, direct.read_at(&pb, b, sizeof b)));
-  }
-  EXPECT_EQ(direct.kept(), all.substr(0, 100) + all.substr(at - 100, 100));
 }
 
 TEST(Capture, ReadAtCrossesHeadTailAndJumpsTheGap) {
