@@ -24,6 +24,7 @@ class Capture {
   uint64_t omitted() const noexcept { return total_ - head_.size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
   size_t head_size() const noexcept { return head_.size(); }
+  size_t kept_size() const noexcept { return head_.size() + result_tail_len(); }
 
   // Copies kept bytes starting at stream offset *pos into buf. If *pos falls
   // in the dropped middle it first moves to the oldest byte kept after it.

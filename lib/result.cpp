@@ -120,7 +120,9 @@ void Process::shutdown() {
 std::string Process::build_result_json() const {
   const Result& r = result_;
   std::string j;
-  j.reserve(512 + out_.capture.total() + err_.capture.total());
+  // Sized by what is kept: total() counts every byte ever written, which can
+  // be many GiB for a 16 MiB result.
+  j.reserve(512 + out_.capture.kept_size() + err_.capture.kept_size());
   j += "{\"outcome\": \"";
   j += sup_outcome_name(r.outcome);
   j += "\", \"exit_code\": ";

@@ -29,6 +29,7 @@ TEST(Capture, OverTheLimitInSmallChunksKeepsHeadAndNewestTail) {
   sup::Capture c(100, 0);
   for (size_t i = 0; i < all.size(); i += 7) c.append(all.data() + i, std::min<size_t>(7, all.size() - i));
   EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(950));
+  EXPECT_EQ(c.kept_size(), 100u);
   EXPECT_EQ(c.omitted(), 900u);
   EXPECT_EQ(c.total(), 1000u);
 }

@@ -2,6 +2,7 @@
 // env, cwd, what it leaves behind, capture limits and live output.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -430,6 +431,41 @@ TEST(Host, ReapingAnyChildDoesNotHangTheResult) {
     EXPECT_EQ(errno, ECHILD);
     EXPECT_EQ(sup_result_exit_code(p.get()), 5);
   }
+}
+
+}  // namespace
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+long vm_size_kb() {
+  std::string status = suptest::read_file("/proc/self/status");
+  size_t at = status.find("VmSize:");
+  return at == std::string::npos ? -1 : std::stol(status.substr(at + 7));
+}
+
+TEST(Result, MemoryFollowsWhatIsKeptNotWhatWasWritten) {
+  if (kSanitized) GTEST_SKIP() << "sanitizer runtimes reserve terabytes of address space";
+  // 1 GiB written, 1 KiB kept: building the result must not need memory in
+  // proportion to the 1 GiB (it once reserved that much, and returned NULL
+  // past about 32 GiB).
+  rlimit old{};
+  getrlimit(RLIMIT_AS, &old);
+  rlimit capped = old;
+  capped.rlim_cur = static_cast<rlim_t>(vm_size_kb() + 512 * 1024) * 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &capped), 0);
+  suptest::Proc p("{\"argv\": [\"head\", \"-c\", \"1073741824\", \"/dev/zero\"], \"max_output_bytes\": 1024}");
+  bool done = p.rc() == 0 && p.wait(30000);
+  const char* json = done ? sup_result(p.get()) : nullptr;
+  setrlimit(RLIMIT_AS, &old);
+  ASSERT_TRUE(done) << p.error();
+  ASSERT_NE(json, nullptr);
+  EXPECT_EQ(sup_output_total(p.get(), SUP_STDOUT), 1073741824);
 }
 
 }  // namespace
