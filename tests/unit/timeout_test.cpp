@@ -120,9 +120,12 @@ TEST(Escalation, CustomInterruptSignalIsUsed) {
 }
 
 TEST(Escalation, ExitBeforeTheDeadlineIsTheOutcome) {
-  // The main process exits at once; a leftover keeps the pipe open, silent,
-  // past the idle threshold. Its exit, not a timeout, is the outcome.
-  SPAWN(p, sh(suptest::term_ignoring_sleeper("exit 7"), "\"idle_timeout_ms\": 50, \"grace_ms\": 150"));
+  // The main process speaks (the setup before may be slow on a loaded
+  // machine) and exits; a leftover keeps the pipe open, silent, past the idle
+  // threshold and until SIGKILL after grace. The exit, not a timeout, is the
+  // outcome.
+  SPAWN(p, sh(suptest::term_ignoring_sleeper("printf x; exit 7"),
+              "\"idle_timeout_ms\": 300, \"grace_ms\": 600"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(sup_result_exit_code(p.get()), 7);
