@@ -2,6 +2,7 @@
 // carries the earliest of its deadlines (idle, max runtime, grace, pipe
 // drain); reads only move last_activity_, and the timer recomputes when it
 // fires, so there are never two timers racing.
+#include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -45,6 +46,12 @@ bool Process::leader_exited_now() {
   leader_status_ = info;
   leader_usage_ = usage;
   return true;
+}
+
+void Process::await_leader_exit() {
+  pollfd exited{pidfd_.get(), POLLIN, 0};
+  while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
+  }
 }
 
 void Process::on_leader_exit() {

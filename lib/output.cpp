@@ -16,8 +16,10 @@
 namespace sup {
 namespace {
 
-void check_uv(int rc, const char* what) {
-  if (rc != 0) throw LaunchError{rc, std::string(what) + ": " + uv_strerror(rc)};
+void check_uv(int rc, const char* call, const char* what = nullptr) {
+  if (rc == 0) return;
+  std::string where = what != nullptr ? std::string(call) + "(" + what + ")" : call;
+  throw LaunchError{rc, where + ": " + uv_strerror(rc)};
 }
 
 }  // namespace
@@ -37,24 +39,23 @@ void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd
   tty_fd_ = std::move(tty_fd);
   host_pgrp_ = host_pgrp;
   try {
-    uv_poll_t* exit_watch = exit_watch_.create();
-    check_uv(uv_poll_init(loop, exit_watch, pidfd_.get()), "uv_poll_init(pidfd)");
-    exit_watch->data = this;
-    check_uv(uv_poll_start(exit_watch, UV_READABLE,
-                           [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_leader_exit(); }),
-             "uv_poll_start(pidfd)");
-    watch_output(loop, out_, std::move(out_fd));
-    watch_output(loop, err_, std::move(err_fd));
+    start_watch(exit_watch_, pidfd_.get(), UV_READABLE,
+                [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_leader_exit(); }, "pidfd");
+    out_.fd = std::move(out_fd);
+    start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
+    err_.fd = std::move(err_fd);
+    start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
     uv_timer_t* timer = deadline_.create();
     check_uv(uv_timer_init(loop, timer), "uv_timer_init");
     timer->data = this;
     if (stdin_fd.valid()) {
       stdin_fd_ = std::move(stdin_fd);
-      feed_stdin(loop);
+      feed_stdin();
     }
   } catch (...) {
     // The child already runs: it must not outlive a failed start.
     kill(-pid_, SIGKILL);
+    await_leader_exit();
     siginfo_t info{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | __WALL, nullptr);
     exit_watch_.close();
@@ -67,12 +68,12 @@ void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd
   arm_deadline();
 }
 
-void Process::watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd) {
-  pipe.fd = std::move(fd);
-  uv_poll_t* poll = pipe.poll.create();
-  check_uv(uv_poll_init(loop, poll, pipe.fd.get()), "uv_poll_init(pipe)");
+void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready,
+                          const char* what) {
+  uv_poll_t* poll = watch.create();
+  check_uv(uv_poll_init(loop_, poll, fd), "uv_poll_init", what);
   poll->data = this;
-  check_uv(uv_poll_start(poll, UV_READABLE, on_pipe_readable), "uv_poll_start(pipe)");
+  check_uv(uv_poll_start(poll, events, on_ready), "uv_poll_start", what);
 }
 
 void Process::on_output_ready(OutputPipe& pipe) {
@@ -150,15 +151,11 @@ void Process::resume_held_back() {
     arm_deadline();
 }
 
-void Process::feed_stdin(uv_loop_t* loop) {
+void Process::feed_stdin() {
   on_stdin_writable();
   if (!stdin_fd_.valid()) return;
-  uv_poll_t* watch = stdin_watch_.create();
-  check_uv(uv_poll_init(loop, watch, stdin_fd_.get()), "uv_poll_init(stdin)");
-  watch->data = this;
-  check_uv(uv_poll_start(watch, UV_WRITABLE,
-                         [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_stdin_writable(); }),
-           "uv_poll_start(stdin)");
+  start_watch(stdin_watch_, stdin_fd_.get(), UV_WRITABLE,
+              [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_stdin_writable(); }, "stdin");
 }
 
 void Process::on_stdin_writable() {

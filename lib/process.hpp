@@ -122,7 +122,7 @@ class Process {
  private:
   // output.cpp
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
-  void watch_output(uv_loop_t* loop, OutputPipe& pipe, UniqueFd fd);
+  void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
   void on_output_ready(OutputPipe& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends
   // the loop unless until_empty, which goes on to EAGAIN (proof that a
@@ -132,7 +132,7 @@ class Process {
   void hold_back_if_needed(OutputPipe& pipe);
   void resume_held_back();
   bool any_held_back() const noexcept;
-  void feed_stdin(uv_loop_t* loop);
+  void feed_stdin();
   void on_stdin_writable();
   void close_stdin();
 
@@ -140,6 +140,9 @@ class Process {
   void on_deadline();
   void arm_deadline();
   bool leader_exited_now();
+  // Blocks until the leader has exited (after a SIGKILL): libuv made the
+  // pidfd non-blocking, so a bare waitid would not wait.
+  void await_leader_exit();
   void on_leader_exit();
   void after_leader_exit();
   void timed_out();

@@ -1,13 +1,11 @@
 // Ending a process's supervision: reaping, deciding the outcome once, and the
 // result as JSON.
-#include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 
@@ -100,15 +98,8 @@ void Process::shutdown() {
     cause_ = std::max(cause_, Cause::aborted);
     if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
     // Blocking: SIGKILL takes effect promptly and the library is going away.
-    // libuv made the pidfd non-blocking, so waitid alone would not wait.
-    pollfd exited{pidfd_.get(), POLLIN, 0};
-    while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
-    }
-    siginfo_t info{};
-    struct rusage usage {};
-    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | WNOWAIT | __WALL, &usage);
-    leader_status_ = info;
-    leader_usage_ = usage;
+    await_leader_exit();
+    leader_exited_now();
     lifecycle_ = Lifecycle::draining;
   }
   constexpr int kLastReads = 16;
