@@ -7,21 +7,31 @@
  * left behind in its process group, and hands back one immutable result.
  *
  * THREAD MODEL
- *   The library owns one event-loop thread, started by the first sup_spawn.
- *   Timers fire and pipes drain on it whether or not the host calls in; the
- *   calls below only hand requests to it or wait for it.
+ *   The library owns two threads, started by the first sup_spawn: an event
+ *   loop, on which timers fire and pipes drain whether or not the host calls
+ *   in, and a spawner, which clones children so that a slow exec (a network
+ *   cwd, a huge argv) never stalls the supervision of the others. The calls
+ *   below only hand requests to them or wait for them.
  *
  *   - sup_interrupt and sup_abort may be called from any thread at any time,
  *     concurrently with every other call on the same handle except
  *     sup_release, and are async-signal-safe: a host may call them from its
  *     SIGINT handler. Requests are latched: none is lost, whenever it lands.
  *   - Every other function on a handle may be called from any thread, and
- *     concurrently, except sup_release, which must be the last call on the
- *     handle (as with free(3)).
+ *     concurrently. sup_release may be called while other threads are inside
+ *     any call on the same handle: calls that wait (sup_poll,
+ *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly, and the
+ *     memory is freed when the last call has returned. No call may *begin*
+ *     on a handle after sup_release has begun (as with free(3)).
  *   - The library installs no signal handler and changes no process-wide
- *     signal disposition. Its thread blocks every signal.
+ *     signal disposition. Its threads block every signal.
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
- *     not grow with the host's heap. Handles do not survive fork(2) of the host.
+ *     not grow with the host's heap.
+ *   - fork(2): the library's threads do not exist in a forked child. There,
+ *     handles inherited from the parent are inert: every call on them
+ *     returns SUP_ECHILD (NULL for pointer results) and sup_release frees
+ *     memory only; the parent's children are the parent's. A new sup_spawn
+ *     in the forked child starts a fresh engine and works.
  *   - Children are the host's children. A host that sets SIGCHLD to SIG_IGN or
  *     reaps any child (waitpid(-1)) takes their exit status; sup then reports
  *     it as lost and no longer signals the group, whose id may be reused.
@@ -34,6 +44,13 @@
  *   caller passes to sup_spawn_ex: there is no thread-local "last error".
  *
  * Requires Linux >= 5.9 (pidfd, CLONE_PIDFD, close_range).
+ *
+ * VERSIONS
+ *   0.2 adds, without changing any 0.1 symbol: sup_spawn_v2 (which part of a
+ *   spawn failed), SUP_ERRBUF_SIZE, the output readiness fd, SUP_POS_IGNORE,
+ *   "stdin": {"base64": ...} and "stdin": "pipe" with sup_input_*,
+ *   "status_lost" and sup_result_status_lost, sup_result_rusage,
+ *   sup_result_signals, release while others wait, fork safety.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -52,7 +69,7 @@ extern "C" {
 #endif
 
 #define SUP_VERSION_MAJOR 0
-#define SUP_VERSION_MINOR 1
+#define SUP_VERSION_MINOR 2
 #define SUP_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sup_version(). */
 #define SUP_VERSION_NUMBER \
@@ -65,8 +82,11 @@ enum sup_error {
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
   SUP_E2BIG = -7,     /* argv plus environment too large for exec */
   SUP_ENOEXEC = -8,   /* argv[0] is not in an executable format */
-  SUP_EBADF = -9,     /* sup_fd: the descriptor could not be created */
-  SUP_EAGAIN = -11,   /* out of processes (RLIMIT_NPROC, pid_max), try later */
+  SUP_EBADF = -9,     /* sup_fd: the descriptor could not be created;
+                         sup_input_*: stdin is not "pipe", or was closed */
+  SUP_ECHILD = -10,   /* the handle was inherited through fork(2): inert here */
+  SUP_EAGAIN = -11,   /* out of processes (RLIMIT_NPROC, pid_max), try later;
+                         sup_input_write: the stdin pipe is full */
   SUP_ENOMEM = -12,   /* out of memory */
   SUP_EACCES = -13,   /* argv[0] or cwd not accessible / not executable */
   SUP_EBUSY = -16,    /* the result is not final yet */
@@ -74,8 +94,10 @@ enum sup_error {
   SUP_EISDIR = -21,   /* argv[0] is a directory */
   SUP_EINVAL = -22,   /* bad argument: NULL handle or pointer, malformed spec */
   SUP_EMFILE = -24,   /* the host is out of file descriptors */
+  SUP_EPIPE = -32,    /* sup_input_write: the child closed its stdin or ended */
   SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
+  SUP_ECANCELED = -125, /* sup_release was called while this call waited */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
 };
 
@@ -94,6 +116,29 @@ enum sup_outcome {
 
 /* The two captured streams; the values are the child's fd numbers. */
 enum sup_stream { SUP_STDOUT = 1, SUP_STDERR = 2 };
+
+/* Which part of a spawn failed (sup_spawn_v2). With the code it tells a
+ * binding what to raise: SUP_ENOENT with SUP_PART_EXEC is "program not
+ * found" (Go's exec.ErrNotFound, Python's FileNotFoundError on argv[0]),
+ * SUP_ENOENT with SUP_PART_CWD is a missing working directory. */
+enum sup_part {
+  SUP_PART_NONE = 0,   /* no failure */
+  SUP_PART_SPEC = 1,   /* the spec: malformed JSON, a bad key or value; the
+                          detail starts with "spec: KEY: " */
+  SUP_PART_EXEC = 2,   /* argv[0]: not found in PATH, not executable, not an
+                          executable format, a directory, or argv+env too big;
+                          the detail starts with "exec " */
+  SUP_PART_CWD = 3,    /* the working directory; the detail starts "cwd " */
+  SUP_PART_SYSTEM = 4  /* the host or kernel: out of fds, processes or
+                          memory, no pidfd support, the library unloading */
+};
+
+/* A buffer of this size always holds sup_spawn_ex's whole detail: longer
+ * paths and PATH lists are shortened in the middle ("...") to fit. */
+#define SUP_ERRBUF_SIZE 4096
+
+/* Pass as a position to sup_output_wait to not wait on that stream. */
+#define SUP_POS_IGNORE UINT64_MAX
 
 typedef struct sup_proc sup_proc; /* opaque */
 
@@ -126,9 +171,12 @@ SUP_API int sup_signal_parse(const char *text);
  *                     host's)
  *   env               object: a string value sets a variable, null removes
  *                     it; everything else is inherited (default: inherit all)
- *   stdin             "null" (default), "inherit", or {"data": "..."}: the
- *                     bytes are written to the child's stdin, which is then
- *                     closed
+ *   stdin             "null" (default), "inherit", {"data": "..."} or
+ *                     {"base64": "..."}: the bytes (the string's UTF-8, or
+ *                     the decoded base64, RFC 4648 with or without padding)
+ *                     are written to the child's stdin, which is then
+ *                     closed; or "pipe": the host writes with
+ *                     sup_input_write and closes with sup_input_close
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
  *                     stderr; 0 = off (default)
  *   max_runtime_ms    end the child this long after spawn; 0 = off (default)
@@ -151,6 +199,13 @@ SUP_API int sup_signal_parse(const char *text);
  *                     the host's group gets the terminal back when the child
  *                     ends. Ignored when the host is not in the foreground.
  *                     Default false.
+ *
+ * Strings: argv, env names and values and cwd are passed to the kernel as
+ * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
+ * pairs) become UTF-8, and raw bytes >= 0x80 pass through unchanged, valid
+ * UTF-8 or not, so any byte string but NUL can be sent. A NUL ("\u0000")
+ * in argv, env or cwd is SUP_EINVAL naming the key; in stdin.data it is
+ * sent like any other byte.
  *
  * The child runs in a process group of its own with an empty signal mask,
  * default signal dispositions and no descriptor but 0, 1 and 2. It receives
@@ -175,10 +230,17 @@ SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
 SUP_API int sup_spawn_ex(const char *spec_json, sup_proc **out, char *errbuf,
                          size_t errbuf_size);
 
+/* sup_spawn_v2: sup_spawn_ex that also says which part failed: on error
+ * *failed_part (may be NULL) gets an enum sup_part value, on success
+ * SUP_PART_NONE. Returns and thread-safety as sup_spawn. */
+SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
+                         size_t errbuf_size, int *failed_part);
+
 /* sup_poll: wait up to timeout_ms (0: do not wait, -1: forever) for the result
  * to become final.
  * Returns 1 when final, 0 when still running when the time is up.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1).
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED (the
+ * handle was released meanwhile), SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
@@ -201,7 +263,8 @@ SUP_API int sup_abort(sup_proc *p);
 /* sup_result: the final result as a JSON object, owned by the handle and
  * valid until sup_release:
  *   {"outcome": "idle_timeout", "exit_code": null, "term_signal": "SIGTERM",
- *    "forced_kill": false, "pid": 4242, "duration_ms": 2003.1,
+ *    "status_lost": false, "forced_kill": false, "pid": 4242,
+ *    "duration_ms": 2003.1,
  *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
  *               "omitted_bytes": 0},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
@@ -210,8 +273,8 @@ SUP_API int sup_abort(sup_proc *p);
  * what was dropped from the middle. "duration_ms" runs from spawn to the
  * final result, "at_ms" from spawn. "forced_kill" says SIGKILL was needed.
  * "exit_code" is null when the child died from a signal, "term_signal" null
- * when it exited; both are null when the host reaped the child itself
- * (SIGCHLD set to SIG_IGN, or waitpid(-1)): its status is then lost.
+ * when it exited; both are null, and "status_lost" true, when the host
+ * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.
@@ -222,14 +285,18 @@ SUP_API const char *sup_result(sup_proc *p);
 /* sup_release: free the handle. If the child still runs it is aborted and it
  * and its group are reaped first: no orphan, no zombie. This waits for the
  * SIGKILL to take effect (milliseconds). NULL is a harmless no-op.
- * Thread-safety: must be the last call on the handle; no other thread may use
- * it concurrently or afterwards. */
+ * Thread-safety: other threads may be inside any call on the handle: those
+ * that wait return SUP_ECANCELED, and the memory is freed when the last call
+ * has returned. No call may begin on the handle once sup_release has begun.
+ * In a forked child, on a handle of the parent's: frees memory only. */
 SUP_API void sup_release(sup_proc *p);
 
 /* sup_fd: a descriptor, owned by the handle, that becomes readable once the
  * result is final and stays readable; for hosts with their own event loop
  * (epoll, Go's netpoller, a Lua loop), which then call sup_poll(p, 0). Do not
- * read from it or close it. Created on first call; the same fd afterwards.
+ * read from it or close it; it may be dup(2)ed (a binding handing an owned
+ * fd to os.NewFile or tokio's AsyncFd does so), and the duplicate stays
+ * readable once final. Created on first call; the same fd afterwards.
  * Returns the descriptor (>= 0).
  * Errors: SUP_EINVAL (NULL handle), SUP_EMFILE, SUP_ENOMEM.
  * Thread-safety: any thread, concurrently. */
@@ -259,9 +326,10 @@ SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
 
 /* sup_output_wait: wait up to timeout_ms (0: do not wait, -1: forever) until
  * stdout has more than stdout_pos bytes, stderr more than stderr_pos bytes, or
- * the result is final.
+ * the result is final. Pass SUP_POS_IGNORE for a stream not to wait on.
  * Returns 1 when one of those holds, 0 when the time ran out.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1).
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED,
+ * SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
                             uint64_t stderr_pos, int timeout_ms);
@@ -272,6 +340,57 @@ SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
  * Thread-safety: any thread. */
 SUP_API int64_t sup_output_total(sup_proc *p, int stream);
 
+/* sup_output_fd: a descriptor, owned by the handle, that is readable while
+ * `stream` has bytes beyond the furthest position read through
+ * sup_output_read on it, and for good once the result is final. Level
+ * semantics, no re-arming: reading up to sup_output_total makes it
+ * unreadable again until more output arrives. For a live reader on epoll,
+ * Go's netpoller, tokio's AsyncFd, luv or asyncio: wait for readable, then
+ * call sup_output_read until it gives 0 bytes; at 0 bytes with sup_poll(p, 0)
+ * == 1 the stream has ended. Do not read from it or close it; it may be
+ * dup(2)ed. Created on first call; the same fd afterwards.
+ * Returns the descriptor (>= 0).
+ * Errors: SUP_EINVAL (NULL handle, bad stream), SUP_EMFILE, SUP_ENOMEM,
+ * SUP_ECHILD.
+ * Thread-safety: any thread, concurrently; one reader per stream. */
+SUP_API int sup_output_fd(sup_proc *p, int stream);
+
+/* ---- Stdin as a pipe ("stdin": "pipe") ----------------------------------- */
+
+/* sup_input_write: write up to len bytes to the child's stdin without
+ * blocking. *written (may be NULL) gets the count, which may be less than
+ * len (a partial write). Never raises SIGPIPE in the host.
+ * Returns 0 (something written, or len == 0).
+ * Errors: SUP_EINVAL (NULL handle, buf NULL with len > 0), SUP_EAGAIN (the
+ * pipe is full: nothing written; wait with sup_input_wait or sup_input_fd),
+ * SUP_EPIPE (the child closed its stdin, or the result is final), SUP_EBADF
+ * (stdin is not "pipe", or sup_input_close was called), SUP_ECHILD.
+ * Thread-safety: any thread; concurrent writers interleave their bytes. */
+SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
+                            size_t *written);
+
+/* sup_input_wait: wait up to timeout_ms (0: do not wait, -1: forever) until
+ * sup_input_write can make progress: the pipe has room, or a write would
+ * fail at once (the child closed its stdin, or the result is final).
+ * Returns 1 when so, 0 when the time ran out.
+ * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED,
+ * SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_input_wait(sup_proc *p, int timeout_ms);
+
+/* sup_input_fd: the write end of the stdin pipe, owned by the handle, for
+ * polling for writability (POLLOUT / EPOLLOUT) in the host's own loop.
+ * Write with sup_input_write, not write(2) (which may raise SIGPIPE); do not
+ * close it. Valid until sup_input_close or sup_release.
+ * Returns the descriptor. Errors: SUP_EINVAL, SUP_EBADF, SUP_ECHILD. */
+SUP_API int sup_input_fd(sup_proc *p);
+
+/* sup_input_close: close the child's stdin (it reads EOF). Idempotent.
+ * Returns 0. Errors: SUP_EINVAL, SUP_EBADF (stdin is not "pipe"),
+ * SUP_ECHILD. Thread-safety: any thread; a concurrent sup_input_write
+ * either completes first or returns SUP_EBADF. */
+SUP_API int sup_input_close(sup_proc *p);
+
 /* ---- Typed access to the final result (no JSON parser needed) --------- */
 
 /* Returns the outcome (enum sup_outcome, > 0).
@@ -280,13 +399,13 @@ SUP_API int64_t sup_output_total(sup_proc *p, int stream);
 SUP_API int sup_result_outcome(sup_proc *p);
 
 /* Returns the main process's exit code (0..255).
- * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it died from a signal).
- * Thread-safety: any thread. */
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it died from a signal, or its
+ * status was lost: see sup_result_status_lost). Thread-safety: any thread. */
 SUP_API int sup_result_exit_code(sup_proc *p);
 
 /* Returns the signal number that killed the main process.
- * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it exited).
- * Thread-safety: any thread. */
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it exited, or its status was
+ * lost). Thread-safety: any thread. */
 SUP_API int sup_result_term_signal(sup_proc *p);
 
 /* Returns 1 when sup had to send SIGKILL (after grace, on_timeout "kill",
@@ -310,6 +429,30 @@ SUP_API const char *sup_result_output(sup_proc *p, int stream, size_t *len);
  * truncated). The gap sits after the first half of max_output_bytes.
  * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
 SUP_API int64_t sup_result_omitted_bytes(sup_proc *p, int stream);
+
+/* Returns 1 when the main process's exit status was lost: the host reaped it
+ * itself (SIGCHLD set to SIG_IGN, or waitpid(-1)), so neither an exit code
+ * nor a signal is known ("status_lost": true in the JSON); else 0.
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
+SUP_API int sup_result_status_lost(sup_proc *p);
+
+/* sup_result_rusage: the main process's resource use (getrusage of the
+ * reaped child). Each out-pointer may be NULL. All zero when the status was
+ * lost.
+ * Returns 0. Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
+                              int64_t *max_rss_kb);
+
+/* sup_result_signals: the signals sup sent to the child's group, in order
+ * (the JSON's "signals_sent"; SIGCONT sent beside an interrupt signal is not
+ * listed). Copies up to cap of them into signals[] and at_ms[] (ms since
+ * spawn); either array may be NULL (that part is not copied).
+ * Returns how many were sent in all (may exceed cap).
+ * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_signals(sup_proc *p, int *signals, double *at_ms,
+                               size_t cap);
 
 #ifdef __cplusplus
 }

@@ -22,10 +22,39 @@ namespace {
 using sup::Process;
 using sup::UniqueFd;
 
-Process* as_process(sup_proc* p) noexcept {
-  auto* proc = reinterpret_cast<Process*>(p);
-  return proc != nullptr && proc->valid() ? proc : nullptr;
-}
+// Holds a handle for the length of one call (see Process::pin). rc() is the
+// code to return when there is no usable process: SUP_EINVAL for NULL or a
+// bad handle, SUP_ECHILD for one inherited through fork(), SUP_ECANCELED once
+// released.
+class Call {
+ public:
+  explicit Call(sup_proc* p) noexcept {
+    auto* proc = reinterpret_cast<Process*>(p);
+    if (proc == nullptr || !proc->valid()) return;
+    if (proc->forked_away()) {
+      rc_ = SUP_ECHILD;
+      return;
+    }
+    if (!proc->pin()) {
+      rc_ = SUP_ECANCELED;
+      return;
+    }
+    proc_ = proc;
+  }
+  ~Call() {
+    if (proc_ != nullptr) proc_->unpin();
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  Process* get() const noexcept { return proc_; }
+  Process* operator->() const noexcept { return proc_; }
+  explicit operator bool() const noexcept { return proc_ != nullptr; }
+  int rc() const noexcept { return rc_; }
+
+ private:
+  Process* proc_ = nullptr;
+  int rc_ = SUP_EINVAL;
+};
 
 bool valid_stream(int stream) noexcept { return stream == SUP_STDOUT || stream == SUP_STDERR; }
 
@@ -72,7 +101,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   if (spec.stdin_mode == sup::StdinMode::inherit) {
     // A host that closed its stdin passes /dev/null rather than nothing.
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
-  } else if (spec.stdin_mode == sup::StdinMode::data) {
+  } else if (spec.stdin_mode == sup::StdinMode::data || spec.stdin_mode == sup::StdinMode::pipe) {
     Pipe stdin_pipe = make_pipe();
     set_nonblocking(stdin_pipe.write_end.get());
     fds.child_stdin = std::move(stdin_pipe.read_end);
@@ -88,6 +117,9 @@ int spawn(const char* spec_json, sup_proc** out) {
   }
 
   auto proc = std::make_unique<Process>(engine, spec);
+  // A pipe for the host to write stays with the API side; data is fed by
+  // the loop.
+  if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));
   engine.spawn(*proc, plan, std::move(fds));
   *out = reinterpret_cast<sup_proc*>(proc.release());
   return 0;
@@ -119,6 +151,9 @@ SUP_API const char* sup_strerror(int err) {
     case SUP_E2BIG: return "argument list too long";
     case SUP_ENOEXEC: return "exec format error";
     case SUP_EBADF: return "bad file descriptor";
+    case SUP_ECHILD: return "handle inherited through fork: inert in this process";
+    case SUP_EPIPE: return "the child's stdin is closed";
+    case SUP_ECANCELED: return "the handle was released";
     case SUP_EAGAIN: return "resource temporarily unavailable";
     case SUP_ENOMEM: return "out of memory";
     case SUP_EACCES: return "permission denied";
@@ -149,12 +184,14 @@ SUP_API int sup_signal_parse(const char* text) {
   }
 }
 
-SUP_API int sup_spawn_ex(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size) {
+SUP_API int sup_spawn_v2(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size, int* failed_part) {
   std::string detail;
   int rc;
+  int part = SUP_PART_NONE;
   if (out == nullptr) {
     detail = "out: NULL";
     rc = SUP_EINVAL;
+    part = SUP_PART_SPEC;
   } else {
     *out = nullptr;
     try {
@@ -162,49 +199,60 @@ SUP_API int sup_spawn_ex(const char* spec_json, sup_proc** out, char* errbuf, si
     } catch (const sup::SpecError& e) {
       detail = e.message;
       rc = SUP_EINVAL;
+      part = SUP_PART_SPEC;
     } catch (const sup::LaunchError& e) {
       detail = e.message;
       rc = e.code;
+      part = e.part;
     } catch (const std::bad_alloc&) {
       detail = "out of memory";
       rc = SUP_ENOMEM;
+      part = SUP_PART_SYSTEM;
     } catch (const std::system_error& e) {
       detail = e.what();
       rc = e.code().value() > 0 ? -e.code().value() : SUP_EINTERNAL;
+      part = SUP_PART_SYSTEM;
     } catch (...) {
       detail = "internal error";
       rc = SUP_EINTERNAL;
+      part = SUP_PART_SYSTEM;
     }
   }
   write_detail(errbuf, errbuf_size, detail);
+  if (failed_part != nullptr) *failed_part = part;
   return rc;
 }
 
-SUP_API int sup_spawn(const char* spec_json, sup_proc** out) { return sup_spawn_ex(spec_json, out, nullptr, 0); }
+SUP_API int sup_spawn_ex(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size) {
+  return sup_spawn_v2(spec_json, out, errbuf, errbuf_size, nullptr);
+}
+
+SUP_API int sup_spawn(const char* spec_json, sup_proc** out) { return sup_spawn_v2(spec_json, out, nullptr, 0, nullptr); }
 
 SUP_API int sup_poll(sup_proc* p, int timeout_ms) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || timeout_ms < -1) return SUP_EINVAL;
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (timeout_ms < -1) return SUP_EINVAL;
   try {
-    return proc->wait_final(timeout_ms) ? 1 : 0;
+    return proc->wait_final(timeout_ms);
   } catch (...) {
     return SUP_EINTERNAL;
   }
 }
 
 SUP_API int sup_interrupt(sup_proc* p) {
-  Process* proc = as_process(p);
-  return proc == nullptr ? SUP_EINVAL : proc->request(sup::kInterrupt);
+  Call proc(p);
+  return proc ? proc->request(sup::kInterrupt) : proc.rc();
 }
 
 SUP_API int sup_abort(sup_proc* p) {
-  Process* proc = as_process(p);
-  return proc == nullptr ? SUP_EINVAL : proc->request(sup::kAbort);
+  Call proc(p);
+  return proc ? proc->request(sup::kAbort) : proc.rc();
 }
 
 SUP_API const char* sup_result(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || !proc->is_final()) return nullptr;
+  Call proc(p);
+  if (!proc || !proc->is_final()) return nullptr;
   try {
     return proc->result_json().c_str();
   } catch (...) {
@@ -213,8 +261,12 @@ SUP_API const char* sup_result(sup_proc* p) {
 }
 
 SUP_API void sup_release(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return;
+  auto* proc = reinterpret_cast<Process*>(p);
+  if (proc == nullptr || !proc->valid()) return;
+  if (proc->forked_away()) {
+    proc->abandon();
+    return;
+  }
   try {
     proc->release();
   } catch (...) {
@@ -224,77 +276,141 @@ SUP_API void sup_release(sup_proc* p) {
 }
 
 SUP_API int sup_fd(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  return proc->event_fd();
+  Call proc(p);
+  return proc ? proc->event_fd() : proc.rc();
 }
 
 SUP_API int sup_pid(sup_proc* p) {
-  Process* proc = as_process(p);
-  return proc == nullptr ? SUP_EINVAL : proc->pid();
+  Call proc(p);
+  return proc ? proc->pid() : proc.rc();
 }
 
 SUP_API int sup_output_read(sup_proc* p, int stream, uint64_t* pos, void* buf, size_t cap, size_t* nread) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || !valid_stream(stream) || pos == nullptr || nread == nullptr || (buf == nullptr && cap > 0))
-    return SUP_EINVAL;
-  *nread = proc->read_output(stream, pos, static_cast<char*>(buf), cap);
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (!valid_stream(stream) || pos == nullptr || nread == nullptr || (buf == nullptr && cap > 0)) return SUP_EINVAL;
+  *nread = 0;
+  int64_t n = proc->read_output(stream, pos, static_cast<char*>(buf), cap);
+  if (n < 0) return static_cast<int>(n);
+  *nread = static_cast<size_t>(n);
   return 0;
 }
 
 SUP_API int sup_output_wait(sup_proc* p, uint64_t stdout_pos, uint64_t stderr_pos, int timeout_ms) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || timeout_ms < -1) return SUP_EINVAL;
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (timeout_ms < -1) return SUP_EINVAL;
   try {
-    return proc->wait_output(stdout_pos, stderr_pos, timeout_ms) ? 1 : 0;
+    return proc->wait_output(stdout_pos, stderr_pos, timeout_ms);
   } catch (...) {
     return SUP_EINTERNAL;
   }
 }
 
 SUP_API int64_t sup_output_total(sup_proc* p, int stream) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || !valid_stream(stream)) return SUP_EINVAL;
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (!valid_stream(stream)) return SUP_EINVAL;
   return static_cast<int64_t>(proc->output_total(stream));
 }
 
+SUP_API int sup_output_fd(sup_proc* p, int stream) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (!valid_stream(stream)) return SUP_EINVAL;
+  return proc->output_fd(stream);
+}
+
+SUP_API int sup_input_write(sup_proc* p, const void* buf, size_t len, size_t* written) {
+  Call proc(p);
+  if (written != nullptr) *written = 0;
+  if (!proc) return proc.rc();
+  if (buf == nullptr && len > 0) return SUP_EINVAL;
+  return proc->input_write(static_cast<const char*>(buf), len, written);
+}
+
+SUP_API int sup_input_wait(sup_proc* p, int timeout_ms) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (timeout_ms < -1) return SUP_EINVAL;
+  return proc->input_wait(timeout_ms);
+}
+
+SUP_API int sup_input_fd(sup_proc* p) {
+  Call proc(p);
+  return proc ? proc->input_fd() : proc.rc();
+}
+
+SUP_API int sup_input_close(sup_proc* p) {
+  Call proc(p);
+  return proc ? proc->input_close() : proc.rc();
+}
+
+// The typed result accessors share their checks: a usable, final handle.
+#define SUP_FINAL_OR_RETURN(proc)          \
+  if (!(proc)) return (proc).rc();         \
+  if (!(proc)->is_final()) return SUP_EBUSY
+
 SUP_API int sup_result_outcome(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  return proc->is_final() ? proc->result().outcome : SUP_EBUSY;
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().outcome;
 }
 
 SUP_API int sup_result_exit_code(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  if (!proc->is_final()) return SUP_EBUSY;
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
   return proc->result().exit_code ? *proc->result().exit_code : SUP_ENODATA;
 }
 
 SUP_API int sup_result_term_signal(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  if (!proc->is_final()) return SUP_EBUSY;
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
   return proc->result().term_signal ? *proc->result().term_signal : SUP_ENODATA;
 }
 
+SUP_API int sup_result_status_lost(sup_proc* p) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().status_lost ? 1 : 0;
+}
+
 SUP_API int sup_result_forced_kill(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  if (!proc->is_final()) return SUP_EBUSY;
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
   return proc->result().forced_kill ? 1 : 0;
 }
 
 SUP_API double sup_result_duration_ms(sup_proc* p) {
-  Process* proc = as_process(p);
-  if (proc == nullptr) return SUP_EINVAL;
-  if (!proc->is_final()) return SUP_EBUSY;
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
   return sup::ns_to_ms(proc->result().duration);
 }
 
+SUP_API int sup_result_rusage(sup_proc* p, double* user_ms, double* sys_ms, int64_t* max_rss_kb) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  const struct rusage& u = proc->result().usage;
+  if (user_ms != nullptr) *user_ms = sup::timeval_ms(u.ru_utime);
+  if (sys_ms != nullptr) *sys_ms = sup::timeval_ms(u.ru_stime);
+  if (max_rss_kb != nullptr) *max_rss_kb = u.ru_maxrss;
+  return 0;
+}
+
+SUP_API int sup_result_signals(sup_proc* p, int* signals, double* at_ms, size_t cap) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  const auto& sent = proc->result().signals_sent;
+  for (size_t i = 0; i < sent.size() && i < cap; ++i) {
+    if (signals != nullptr) signals[i] = sent[i].signal;
+    if (at_ms != nullptr) at_ms[i] = sup::ns_to_ms(sent[i].at);
+  }
+  return static_cast<int>(sent.size());
+}
+
 SUP_API const char* sup_result_output(sup_proc* p, int stream, size_t* len) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || len == nullptr || !valid_stream(stream) || !proc->is_final()) return nullptr;
+  Call proc(p);
+  if (!proc || len == nullptr || !valid_stream(stream) || !proc->is_final()) return nullptr;
   try {
     const std::string& kept = proc->kept_output(stream);
     *len = kept.size();
@@ -305,8 +421,9 @@ SUP_API const char* sup_result_output(sup_proc* p, int stream, size_t* len) {
 }
 
 SUP_API int64_t sup_result_omitted_bytes(sup_proc* p, int stream) {
-  Process* proc = as_process(p);
-  if (proc == nullptr || !valid_stream(stream)) return SUP_EINVAL;
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (!valid_stream(stream)) return SUP_EINVAL;
   if (!proc->is_final()) return SUP_EBUSY;
   return static_cast<int64_t>(proc->omitted_bytes(stream));
 }

@@ -54,6 +54,7 @@ void Capture::append_tail(const char* data, size_t len) {
 }
 
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
+  if (cap == 0) return 0;  // buf may be NULL then
   size_t copied = 0;
   if (*pos < head_.size()) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(cap, head_.size() - *pos));
@@ -65,6 +66,9 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   }
   uint64_t tail_begin = total_ - tail_len_;
   if (cap == 0 || *pos >= total_) return copied;
+  // One call never joins the two sides of a dropped gap: the caller could not
+  // tell where it is. The next call makes the jump.
+  if (*pos < tail_begin && copied > 0) return copied;
   if (*pos < tail_begin) *pos = tail_begin;
   size_t offset = static_cast<size_t>(*pos - tail_begin);
   size_t n = std::min(cap, tail_len_ - offset);

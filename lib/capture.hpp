@@ -27,8 +27,9 @@ class Capture {
   size_t kept_size() const noexcept { return head_.size() + result_tail_len(); }
 
   // Copies kept bytes starting at stream offset *pos into buf. If *pos falls
-  // in the dropped middle it first moves to the oldest byte kept after it.
-  // Returns the count copied and advances *pos by it.
+  // in the dropped middle it first moves to the oldest byte kept after it; a
+  // call that copied head bytes stops at such a gap. Returns the count copied
+  // and advances *pos by it.
   size_t read_at(uint64_t* pos, char* buf, size_t cap) const noexcept;
 
   // Head and the result's tail joined: the exact kept bytes.

@@ -2,6 +2,7 @@
 // in libuv's cached millisecond loop time, so that a timeout is never early.
 #pragma once
 
+#include <sys/time.h>
 #include <time.h>
 
 #include <cstdint>
@@ -18,5 +19,9 @@ inline Nanos now_ns() noexcept {
 }
 
 inline double ns_to_ms(Nanos ns) noexcept { return static_cast<double>(ns) / 1e6; }
+
+inline double timeval_ms(const timeval& tv) noexcept {
+  return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3;
+}
 
 }  // namespace sup

@@ -3,9 +3,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <system_error>
 
@@ -15,10 +19,36 @@ namespace sup {
 namespace {
 
 std::atomic<bool> g_alive{false};
+std::atomic<unsigned> g_fork_generation{0};
 
 // Larger reads mean fewer system calls per byte; 64 KiB matches the default
 // pipe capacity, so one read usually empties the pipe.
 constexpr size_t kReadBufferSize = 64 * 1024;
+
+[[noreturn]] void throw_errno(const char* what) {
+  int err = errno;
+  throw LaunchError{-err, std::string(what) + ": " + std::strerror(err)};
+}
+
+// A host that closed 0, 1 or 2 would otherwise get the loop's epoll or
+// eventfd there, and a child inheriting "stdin" would read from them: the
+// free slots are filled with /dev/null, as daemons do, before anything else
+// is opened.
+void occupy_stdio() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0) throw_errno("open /dev/null");
+    if (null > 2) close(null);  // another thread filled the slot first
+  }
+}
+
+void raise_timer(int fd, Nanos when) {
+  itimerspec spec{};
+  spec.it_value.tv_sec = when / 1000000000;
+  spec.it_value.tv_nsec = when % 1000000000;
+  timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
 
 }  // namespace
 
@@ -26,42 +56,118 @@ struct Engine::SpawnJob {
   Process* proc;
   const LaunchPlan* plan;
   SpawnFds fds;
+  std::optional<Launched> child;
   bool done = false;
   std::optional<LaunchError> error;
 };
 
+// Owns the engine of this process. After fork() the parent's engine has no
+// thread here: it is left alone (its memory and libuv's are never touched
+// again) and a fresh one starts on first use.
+class EngineHolder {
+ public:
+  EngineHolder() { pthread_atfork(nullptr, nullptr, on_fork_child); }
+  ~EngineHolder() {
+    // Destroyed at exit() or dlclose(): stops the threads and reaps every
+    // child still running, unless this is a forked child of the engine's.
+    if (engine_ != nullptr && engine_->generation_ == Engine::fork_generation()) delete engine_;
+  }
+  Engine& get() {
+    pthread_mutex_lock(&mu_);
+    try {
+      if (engine_ != nullptr && engine_->generation_ != Engine::fork_generation()) {
+        engine_->forget_after_fork();
+        engine_ = nullptr;
+      }
+      if (engine_ == nullptr) engine_ = new Engine();
+    } catch (...) {
+      pthread_mutex_unlock(&mu_);
+      throw;
+    }
+    Engine& e = *engine_;
+    pthread_mutex_unlock(&mu_);
+    return e;
+  }
+
+ private:
+  static void on_fork_child() {
+    g_fork_generation.fetch_add(1);
+    g_alive.store(false);
+    // Another thread may have held the lock at the fork.
+    mu_ = PTHREAD_MUTEX_INITIALIZER;
+  }
+  static pthread_mutex_t mu_;
+  Engine* engine_ = nullptr;
+};
+
+pthread_mutex_t EngineHolder::mu_ = PTHREAD_MUTEX_INITIALIZER;
+
 Engine& Engine::instance() {
-  // Destroyed by the C++ runtime at exit() or dlclose(), which stops the
-  // thread and reaps every child still running.
-  static Engine engine;
-  return engine;
+  static EngineHolder holder;
+  return holder.get();
 }
+
+unsigned Engine::fork_generation() noexcept { return g_fork_generation.load(std::memory_order_acquire); }
 
 bool Engine::alive() noexcept { return g_alive.load(std::memory_order_acquire); }
 
-Engine::Engine() : read_buffer_(kReadBufferSize) {
-  dev_null_ = above_stdio(UniqueFd(open("/dev/null", O_RDWR | O_CLOEXEC)));
+Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize) {
+  occupy_stdio();
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) throw_errno("open /dev/null");
+  dev_null_ = above_stdio(UniqueFd(null));
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) throw_errno("eventfd");
+  wake_fd_.reset(fd);
+  fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (fd < 0) throw_errno("timerfd_create");
+  timer_fd_.reset(fd);
+
   int rc = uv_loop_init(&loop_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_loop_init");
   loop_.data = this;
-  rc = uv_async_init(&loop_, &wake_, [](uv_async_t* h) { static_cast<Engine*>(h->loop->data)->on_wake(); });
-  if (rc != 0) {
+  auto fail = [&](int code, const char* what) {
+    wake_watch_.close();
+    timer_watch_.close();
+    uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
-    throw std::system_error(-rc, std::generic_category(), "uv_async_init");
-  }
+    throw std::system_error(-code, std::generic_category(), what);
+  };
+  // The wake-up is a plain eventfd rather than uv_async_t, whose sender
+  // spins while the woken loop runs its callback on the same CPU.
+  rc = uv_poll_init(&loop_, wake_watch_.create(), wake_fd_.get());
+  if (rc == 0)
+    rc = uv_poll_start(wake_watch_.get(), UV_READABLE,
+                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_wake(); });
+  if (rc != 0) fail(rc, "uv_poll_start(eventfd)");
+  rc = uv_poll_init(&loop_, timer_watch_.create(), timer_fd_.get());
+  if (rc == 0)
+    rc = uv_poll_start(timer_watch_.get(), UV_READABLE,
+                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_timer(); });
+  if (rc != 0) fail(rc, "uv_poll_start(timerfd)");
 
-  // The thread is born with every signal blocked: host signals go to host
-  // threads, and a child cloned from it starts with nothing deliverable until
-  // it has reset its dispositions.
+  // Both threads are born with every signal blocked: host signals go to host
+  // threads, and a child cloned from the spawner starts with nothing
+  // deliverable until it has reset its dispositions.
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   try {
-    thread_ = std::thread([this] { run(); });
+    loop_thread_ = std::thread([this] { run_loop(); });
+    try {
+      spawner_thread_ = std::thread([this] { run_spawner(); });
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+      }
+      wake();
+      loop_thread_.join();
+      throw;
+    }
   } catch (...) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    if (!stopping_) fail(EAGAIN, "std::thread");
     uv_loop_close(&loop_);
     throw;
   }
@@ -75,19 +181,40 @@ Engine::~Engine() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  uv_async_send(&wake_);
-  thread_.join();
+  spawn_cv_.notify_all();
+  spawner_thread_.join();
+  wake();
+  loop_thread_.join();
   uv_loop_close(&loop_);
 }
 
-void Engine::run() {
+void Engine::forget_after_fork() noexcept {
+  // The threads, the loop's state and every process belong to the parent.
+  // What is ours to close are the descriptors; the rest is left as it is.
+  for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_}) h->forget();
+  loop_thread_.detach();
+  spawner_thread_.detach();
+  wake_fd_.reset();
+  timer_fd_.reset();
+  dev_null_.reset();
+  if (loop_.backend_fd >= 0) close(loop_.backend_fd);
+}
+
+void Engine::run_loop() {
   prctl(PR_SET_NAME, "sup-loop", 0, 0, 0);
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
+void Engine::wake() noexcept {
+  uint64_t one = 1;
+  (void)!write(wake_fd_.get(), &one, sizeof one);
+}
+
 void Engine::on_wake() {
+  uint64_t count;
+  (void)!read(wake_fd_.get(), &count, sizeof count);
   drain_requests();
-  run_spawn_jobs();
+  run_starts();
   run_disposals();
   bool stop;
   {
@@ -105,7 +232,7 @@ void Engine::wake_for(Process& proc) noexcept {
     } while (!queued_head_.compare_exchange_weak(head, &proc, std::memory_order_release,
                                                  std::memory_order_relaxed));
   }
-  uv_async_send(&wake_);
+  wake();
 }
 
 void Engine::drain_requests() {
@@ -120,35 +247,110 @@ void Engine::drain_requests() {
   }
 }
 
+void Engine::set_deadline(Process& proc, Nanos when) {
+  if (proc.deadline_at == when) return;
+  if (proc.deadline_at != 0) deadlines_.erase({proc.deadline_at, &proc});
+  proc.deadline_at = when;
+  deadlines_.insert({when, &proc});
+  program_timer();
+}
+
+void Engine::clear_deadline(Process& proc) {
+  if (proc.deadline_at == 0) return;
+  deadlines_.erase({proc.deadline_at, &proc});
+  proc.deadline_at = 0;
+  program_timer();
+}
+
+void Engine::program_timer() {
+  Nanos next = deadlines_.empty() ? 0 : deadlines_.begin()->first;
+  if (next == timer_armed_for_) return;
+  timer_armed_for_ = next;
+  // An absolute monotonic time in nanoseconds: never early, never rounded.
+  // Zero disarms.
+  raise_timer(timer_fd_.get(), next);
+}
+
+void Engine::on_timer() {
+  uint64_t expirations;
+  (void)!read(timer_fd_.get(), &expirations, sizeof expirations);
+  Nanos now = now_ns();
+  std::vector<Process*> due;
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    Process* p = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    p->deadline_at = 0;
+    due.push_back(p);
+  }
+  timer_armed_for_ = -1;  // the expiry disarmed it
+  for (Process* p : due) p->on_deadline();
+  program_timer();
+}
+
 void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
-  SpawnJob job{&proc, &plan, std::move(fds), false, std::nullopt};
+  SpawnJob job{&proc, &plan, std::move(fds), std::nullopt, false, std::nullopt};
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) throw LaunchError{-ESHUTDOWN, "sup is being unloaded"};
-  spawn_jobs_.push_back(&job);
-  lock.unlock();
-  uv_async_send(&wake_);
-  lock.lock();
+  spawn_queue_.push_back(&job);
+  spawn_cv_.notify_one();
   spawn_done_.wait(lock, [&] { return job.done; });
   if (job.error) throw *job.error;
 }
 
-void Engine::run_spawn_jobs() {
+void Engine::run_spawner() {
+  prctl(PR_SET_NAME, "sup-spawner", 0, 0, 0);
+  // The child runs on this stack until it execs; one spawner, one stack.
+  std::optional<ChildStack> stack;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    spawn_cv_.wait(lock, [this] { return stopping_ || !spawn_queue_.empty(); });
+    if (spawn_queue_.empty()) break;  // stopping, nothing left
+    SpawnJob* job = spawn_queue_.front();
+    spawn_queue_.pop_front();
+    if (stopping_) {
+      job->error = LaunchError{-ESHUTDOWN, "sup is being unloaded"};
+      job->done = true;
+      spawn_done_.notify_all();
+      continue;
+    }
+    lock.unlock();
+    try {
+      if (!stack) stack.emplace();
+      job->child = launch(*job->plan, job->fds.stdio, *stack);
+      // The child's ends are closed before any exit is watched, or a fast
+      // child's EOF would look like a leftover still holding the pipe.
+      job->fds.child_out.reset();
+      job->fds.child_err.reset();
+      job->fds.child_stdin.reset();
+    } catch (const LaunchError& e) {
+      job->error = e;
+    } catch (const std::bad_alloc&) {
+      job->error = LaunchError{-ENOMEM, "out of memory"};
+    }
+    lock.lock();
+    if (job->error) {
+      job->done = true;
+      spawn_done_.notify_all();
+    } else {
+      starts_.push_back(job);
+      wake();
+    }
+  }
+}
+
+void Engine::run_starts() {
   std::vector<SpawnJob*> jobs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs.swap(spawn_jobs_);
+    jobs.swap(starts_);
   }
   if (jobs.empty()) return;
   for (SpawnJob* job : jobs) {
     SpawnFds& fds = job->fds;
+    Launched& child = *job->child;
     try {
-      Launched child = launch(*job->plan, fds.stdio, child_stack_);
-      fds.child_out.reset();
-      fds.child_err.reset();
-      fds.child_stdin.reset();
       job->proc->start(&loop_, child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
-                       std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty),
-                       fds.host_pgrp);
+                       std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
       live_.insert(job->proc);
     } catch (const LaunchError& e) {
       job->error = e;
@@ -166,7 +368,7 @@ void Engine::dispose(Process& proc) {
     std::lock_guard<std::mutex> lock(mu_);
     disposals_.push_back(&proc);
   }
-  uv_async_send(&wake_);
+  wake();
 }
 
 void Engine::run_disposals() {
@@ -188,12 +390,13 @@ void Engine::run_disposals() {
   if (!later.empty()) {
     std::lock_guard<std::mutex> lock(mu_);
     disposals_.insert(disposals_.end(), later.begin(), later.end());
-    uv_async_send(&wake_);
+    wake();
   }
 }
 
 void Engine::shut_down() {
   drain_requests();
+  run_starts();
   std::vector<Process*> released;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -204,7 +407,9 @@ void Engine::shut_down() {
   // be waiting on one while the process exits.
   for (Process* p : released) delete p;
   live_.clear();
-  uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+  deadlines_.clear();
+  wake_watch_.close();
+  timer_watch_.close();
 }
 
 }  // namespace sup

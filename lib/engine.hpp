@@ -1,6 +1,8 @@
-// The library's event-loop thread: one libuv loop that clones every child,
-// watches every pidfd, pipe and deadline, and runs whether or not the host
-// calls in. API threads reach it through one uv_async_t.
+// The library's two threads. The loop thread runs one libuv loop that
+// watches every pidfd, pipe and deadline and runs whether or not the host
+// calls in; the spawner thread clones every child, so that a child whose exec
+// or chdir is slow (a FUSE cwd, an automount) stalls no other child's
+// supervision. API threads reach the loop through one eventfd.
 #pragma once
 
 #include <uv.h>
@@ -8,12 +10,17 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "clock.hpp"
 #include "launch.hpp"
+#include "uv_handle.hpp"
 
 namespace sup {
 
@@ -21,11 +28,18 @@ class Process;
 
 class Engine {
  public:
-  // Starts the engine on first use. Throws std::system_error or bad_alloc.
+  // Starts the engine on first use, and again in a forked child, where the
+  // parent's threads do not exist. Throws std::system_error, bad_alloc or
+  // LaunchError.
   static Engine& instance();
 
-  // Runs the clone on the loop thread and starts supervising. Blocks the
-  // caller until the child has exec'd or failed. Throws LaunchError.
+  // Incremented in every forked child: a handle made under another value
+  // belongs to an engine whose threads are not in this process.
+  static unsigned fork_generation() noexcept;
+
+  // Clones on the spawner thread, then starts supervising on the loop thread.
+  // Blocks the caller until the child has exec'd or failed. Throws
+  // LaunchError.
   void spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds);
 
   // Queues proc for Process::handle_requests on the loop. Lock-free and
@@ -34,6 +48,11 @@ class Engine {
 
   // Hands a released process to the loop, which frees it.
   void dispose(Process& proc);
+
+  // Loop thread only: one timerfd carries the earliest deadline of every
+  // process, in monotonic nanoseconds (libuv's timers count milliseconds).
+  void set_deadline(Process& proc, Nanos when);
+  void clear_deadline(Process& proc);
 
   // The loop thread's scratch buffer for pipe reads.
   char* read_buffer() noexcept { return read_buffer_.data(); }
@@ -49,32 +68,47 @@ class Engine {
 
  private:
   struct SpawnJob;
+  friend class EngineHolder;
 
   Engine();
-  void run();
+  void run_loop();
+  void run_spawner();
+  void wake() noexcept;
   void on_wake();
+  void on_timer();
+  void program_timer();
   void drain_requests();
-  void run_spawn_jobs();
+  void run_starts();
   void run_disposals();
   void shut_down();
+  // In a forked child: closes what the engine holds, frees nothing libuv owns.
+  void forget_after_fork() noexcept;
 
+  const unsigned generation_;
   uv_loop_t loop_{};
-  uv_async_t wake_{};
-  std::thread thread_;
-  ChildStack child_stack_;
+  UniqueFd wake_fd_;
+  UvHandle<uv_poll_t> wake_watch_;
+  UniqueFd timer_fd_;
+  UvHandle<uv_poll_t> timer_watch_;
+  std::thread loop_thread_;
+  std::thread spawner_thread_;
   std::vector<char> read_buffer_;
   UniqueFd dev_null_;
 
   std::atomic<Process*> queued_head_{nullptr};
 
   std::mutex mu_;
-  std::condition_variable spawn_done_;
-  std::vector<SpawnJob*> spawn_jobs_;
+  std::condition_variable spawn_cv_;    // the spawner waits for jobs
+  std::condition_variable spawn_done_;  // callers wait for their job
+  std::deque<SpawnJob*> spawn_queue_;   // for the spawner
+  std::vector<SpawnJob*> starts_;       // cloned, for the loop to start
   std::vector<Process*> disposals_;
   bool stopping_ = false;
 
-  // Loop thread only: every process not yet freed, for shutdown.
+  // Loop thread only.
   std::unordered_set<Process*> live_;
+  std::set<std::pair<Nanos, Process*>> deadlines_;
+  Nanos timer_armed_for_ = 0;
 };
 
 }  // namespace sup

@@ -63,10 +63,13 @@ void Process::on_leader_exit() {
 }
 
 void Process::after_leader_exit() {
+  // The main process is gone: nothing is left to hold back, and what it
+  // wrote must be counted before the result is final.
+  lift_backpressure();
   // What the main process wrote just before exiting may still sit in the pipes.
   constexpr int kDrainReads = 16;
   for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->open() && !pipe->paused && !read_pipe(*pipe, kDrainReads, /*until_empty=*/true)) close_pipe(*pipe);
+    if (pipe->open() && !read_pipe(*pipe, kDrainReads, /*until_empty=*/true)) close_pipe(*pipe);
   if (!out_.open() && !err_.open()) {
     finish();
     return;
@@ -78,10 +81,8 @@ void Process::after_leader_exit() {
     if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
   } else if (escalation_ == Escalation::none) {
     // A pipe still open after the drain is held by something the main
-    // process left behind. A pipe held back for a slow reader tells nothing
-    // yet: decide when the reader catches up.
-    bool left_behind = (out_.open() && !out_.paused) || (err_.open() && !err_.paused);
-    if (left_behind) interrupt_group(now);
+    // process left behind.
+    if (out_.open() || err_.open()) interrupt_group(now);
   }
   arm_deadline();
 }
@@ -115,7 +116,18 @@ void Process::on_deadline() {
       on_leader_exit();
       return;
     }
-    if (cause_ < Cause::timed_out) {
+    // Once sup is ending the child (an interrupt or abort latched), a
+    // deadline neither changes the outcome nor cuts the grace short.
+    if (cause_ == Cause::none && idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_) {
+      // Bytes already in a pipe are activity, even if the loop has not read
+      // them yet (it may have been busy): read before calling the child idle.
+      for (OutputPipe* pipe : {&out_, &err_})
+        if (pipe->open() && !read_pipe(*pipe, 1)) {
+          close_pipe(*pipe);
+        }
+      if (lifecycle_ == Lifecycle::final) return;
+    }
+    if (cause_ == Cause::none) {
       bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
       bool too_long = max_runtime_ > 0 && now - spawned_at_ >= max_runtime_;
       if (idle || too_long) {
@@ -146,28 +158,22 @@ void Process::timed_out() {
 void Process::arm_deadline() {
   if (lifecycle_ == Lifecycle::final) return;
   Nanos next = kNever;
-  if (lifecycle_ == Lifecycle::running && cause_ < Cause::timed_out) {
+  if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
     if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);
     if (max_runtime_ > 0) next = std::min(next, spawned_at_ + max_runtime_);
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
-  uv_timer_t* timer = deadline_.get();
-  if (next == kNever) {
-    uv_timer_stop(timer);
-    return;
-  }
-  // libuv's loop clock counts whole milliseconds on the same monotonic base
-  // and may lag behind it; aim at the millisecond at or after the deadline so
-  // the timer cannot fire before it.
-  uv_update_time(loop_);
-  int64_t due_ms = (next + kNanosPerMs - 1) / kNanosPerMs;
-  int64_t loop_ms = static_cast<int64_t>(uv_now(loop_));
-  uint64_t wait_ms = due_ms > loop_ms ? static_cast<uint64_t>(due_ms - loop_ms) : 0;
-  uv_timer_start(timer, [](uv_timer_t* h) { static_cast<Process*>(h->data)->on_deadline(); }, wait_ms, 0);
+  if (next == kNever)
+    engine_.clear_deadline(*this);
+  else
+    engine_.set_deadline(*this, next);
 }
 
 void Process::interrupt_group(Nanos now) {
+  // A child blocked writing to a held-back pipe could not act on the signal
+  // (last words, clean exit) within the grace.
+  lift_backpressure();
   signal_group(interrupt_signal_, now, true);
   if (interrupt_signal_ == SIGKILL) {
     escalation_ = Escalation::kill_sent;
@@ -182,6 +188,7 @@ void Process::interrupt_group(Nanos now) {
 }
 
 void Process::kill_group(Nanos now) {
+  lift_backpressure();
   signal_group(SIGKILL, now, true);
   escalation_ = Escalation::kill_sent;
   forced_kill_ = true;

@@ -1,5 +1,7 @@
 #include "json_text.hpp"
 
+#include "capture.hpp"
+
 namespace sup {
 namespace {
 
@@ -68,6 +70,24 @@ void append_json_string_body(std::string& out, const char* data, size_t len) {
       i += n;
     }
   }
+}
+
+void append_stream_json(std::string& out, const Capture& c) {
+  out += "{\"bytes\": " + std::to_string(c.total());
+  out += ", \"captured\": \"";
+  std::string kept = c.kept();
+  if (c.truncated()) {
+    append_json_string_body(out, kept.data(), c.head_size());
+    out += "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";
+    append_json_string_body(out, kept.data() + c.head_size(), kept.size() - c.head_size());
+  } else {
+    // Head and tail are contiguous: a character straddling the boundary
+    // between them is whole.
+    append_json_string_body(out, kept.data(), kept.size());
+  }
+  out += "\", \"truncated\": ";
+  out += c.truncated() ? "true" : "false";
+  out += ", \"omitted_bytes\": " + std::to_string(c.omitted()) + "}";
 }
 
 }  // namespace sup

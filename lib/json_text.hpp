@@ -18,4 +18,11 @@ inline void append_json_string(std::string& out, const std::string& s) {
   append_json_string(out, s.data(), s.size());
 }
 
+class Capture;
+
+// One stream of the result: {"bytes": N, "captured": "...", "truncated": B,
+// "omitted_bytes": N}. "captured" is the kept bytes as text; only a real gap
+// (truncation) splits it, marked by a line "[sup: N bytes omitted]".
+void append_stream_json(std::string& out, const Capture& capture);
+
 }  // namespace sup

@@ -117,7 +117,6 @@ std::string describe_errno(int err) {
   return text != nullptr ? text : "error " + std::to_string(err);
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 const char* find_env(const std::vector<std::string>& env, const char* name) {
   size_t len = std::strlen(name);
@@ -148,11 +147,20 @@ std::string search_path(const std::string& name, const char* path_value,
     saw_unexecutable = true;
   }
   if (saw_unexecutable)
-    throw LaunchError{SUP_EACCES, "exec " + quoted(name) + ": found in PATH but not executable"};
-  throw LaunchError{SUP_ENOENT, "exec " + quoted(name) + ": not found in PATH (" + path + ")"};
+    throw LaunchError{SUP_EACCES, "exec " + quoted(name) + ": found in PATH but not executable", SUP_PART_EXEC};
+  // PATH may be long: shown shortened, so the detail fits SUP_ERRBUF_SIZE.
+  std::string shown = quoted(path, 1500);
+  throw LaunchError{SUP_ENOENT, "exec " + quoted(name) + ": not found in PATH (" + shown.substr(1, shown.size() - 2) + ")",
+                    SUP_PART_EXEC};
 }
 
 }  // namespace
+
+std::string quoted(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return "\"" + s + "\"";
+  size_t half = max_bytes / 2;
+  return "\"" + s.substr(0, half) + "..." + s.substr(s.size() - half) + "\"";
+}
 
 LaunchPlan plan_launch(const Spec& spec) {
   LaunchPlan plan;
@@ -223,7 +231,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   pid_t pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   if (pid < 0) {
     int err = errno;
-    if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.3 needed)"};
+    if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.9 needed)"};
     throw LaunchError{-err, "clone: " + describe_errno(err)};
   }
   Launched out{pid, started_at, UniqueFd(pidfd)};
@@ -234,13 +242,13 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   int err = args.failed_errno;
   switch (args.failed_step) {
     case FailedStep::cwd:
-      throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + describe_errno(err)};
+      throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + describe_errno(err), SUP_PART_CWD};
     case FailedStep::exec: {
       // execve says EACCES for a directory; say what it is.
       struct stat st;
       std::string on_disk = (plan.cwd && plan.exec_path[0] != '/') ? *plan.cwd + "/" + plan.exec_path : plan.exec_path;
       if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
-      throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err)};
+      throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err), SUP_PART_EXEC};
     }
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};

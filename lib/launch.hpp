@@ -11,15 +11,22 @@
 
 #include "clock.hpp"
 #include "spec.hpp"
+#include "sup.h"
 #include "unique_fd.hpp"
 
 namespace sup {
 
-// A spawn that failed, with the code for the caller and the human detail.
+// A spawn that failed, with the code for the caller, the human detail and
+// which part failed (enum sup_part).
 struct LaunchError {
   int code;
   std::string message;
+  int part = SUP_PART_SYSTEM;
 };
+
+// A user-supplied string for a message, shortened in the middle so that any
+// detail stays within SUP_ERRBUF_SIZE.
+std::string quoted(const std::string& s, size_t max_bytes = 600);
 
 // Everything the child needs, resolved before the clone so that the child
 // itself only makes system calls.

@@ -45,9 +45,6 @@ void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd
     start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
     err_.fd = std::move(err_fd);
     start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
-    uv_timer_t* timer = deadline_.create();
-    check_uv(uv_timer_init(loop, timer), "uv_timer_init");
-    timer->data = this;
     if (stdin_fd.valid()) {
       stdin_fd_ = std::move(stdin_fd);
       feed_stdin();
@@ -59,7 +56,7 @@ void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd
     siginfo_t info{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | __WALL, nullptr);
     exit_watch_.close();
-    deadline_.close();
+    engine_.clear_deadline(*this);
     close_pipe(out_);
     close_pipe(err_);
     close_stdin();
@@ -97,6 +94,7 @@ bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));
+        signal_ready(pipe);
         if (waiters_ > 0) changed_.notify_all();
       }
       hold_back_if_needed(pipe);
@@ -119,7 +117,7 @@ void Process::close_pipe(OutputPipe& pipe) {
 }
 
 void Process::hold_back_if_needed(OutputPipe& pipe) {
-  if (backpressure_bytes_ == 0 || pipe.paused) return;
+  if (backpressure_bytes_ == 0 || pipe.paused || backpressure_lifted_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_) return;
@@ -129,6 +127,19 @@ void Process::hold_back_if_needed(OutputPipe& pipe) {
 }
 
 bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
+
+void Process::lift_backpressure() {
+  if (backpressure_lifted_ || backpressure_bytes_ == 0) return;
+  backpressure_lifted_ = true;
+  for (OutputPipe* pipe : {&out_, &err_}) {
+    if (!pipe->paused) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pipe->paused = false;
+    }
+    if (pipe->open()) uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable);
+  }
+}
 
 void Process::resume_held_back() {
   bool resumed = false;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "engine.hpp"
 #include "sup.h"
@@ -24,21 +25,34 @@ bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
 }
 
 // How many unread bytes a held-back stream can have: the window, plus one
-// read that may land just before the check.
+// read that may land just before the check, plus what a pipe holds when the
+// main process has exited and sup drains it regardless (escalation.cpp).
 uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
-  return backpressure_bytes == 0 ? 0 : backpressure_bytes + engine.read_buffer_size();
+  return backpressure_bytes == 0 ? 0 : backpressure_bytes + 4 * engine.read_buffer_size();
+}
+
+void set_readable(int fd) {
+  uint64_t one = 1;
+  (void)!write(fd, &one, sizeof one);
+}
+
+void clear_readable(int fd) {
+  uint64_t count;
+  (void)!read(fd, &count, sizeof count);
 }
 
 }  // namespace
 
 Process::Process(Engine& engine, const Spec& spec)
     : engine_(engine),
+      fork_generation_(Engine::fork_generation()),
       idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
       max_runtime_(spec.max_runtime_ms * kNanosPerMs),
       grace_(spec.grace_ms * kNanosPerMs),
       interrupt_signal_(spec.interrupt_signal),
       on_timeout_(spec.on_timeout),
       backpressure_bytes_(spec.backpressure_bytes),
+      stdin_pipe_(spec.stdin_mode == StdinMode::pipe),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {}
@@ -49,6 +63,15 @@ Process::~Process() {
   magic_ = 0;
 }
 
+bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
+
+bool Process::pin() noexcept {
+  pins_.fetch_add(1);
+  if (!released_.load()) return true;
+  pins_.fetch_sub(1);
+  return false;
+}
+
 int Process::request(unsigned bits) noexcept {
   if (published_.load(std::memory_order_acquire)) return 1;
   requests_.fetch_or(bits);
@@ -56,34 +79,64 @@ int Process::request(unsigned bits) noexcept {
   return 0;
 }
 
-bool Process::wait_final(int timeout_ms) {
-  if (is_final()) return true;
+int Process::wait_final(int timeout_ms) {
+  if (is_final()) return 1;
   std::unique_lock<std::mutex> lock(mu_);
-  return wait_until(changed_, lock, timeout_ms, [this] { return is_final(); });
+  wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
+  if (is_final()) return 1;
+  return released() ? SUP_ECANCELED : 0;
 }
 
-bool Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
+int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
   ++waiters_;
   bool ready = wait_until(changed_, lock, timeout_ms, [&] {
-    return is_final() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
+    return is_final() || released() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
   });
   --waiters_;
-  return ready;
+  if (released() && !is_final()) return SUP_ECANCELED;
+  return ready ? 1 : 0;
 }
 
-size_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
+int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
   OutputPipe& pipe = pipe_for(stream);
   bool resume = false;
   size_t n;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A position past the end would make the unread count wrap, and a
+    // held-back stream would then never resume.
+    if (*pos > pipe.capture.total()) return SUP_EINVAL;
     n = pipe.capture.read_at(pos, buf, cap);
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
     resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_;
+    if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
+      clear_readable(pipe.ready_fd.get());
+      pipe.ready_signaled = false;
+    }
   }
   if (resume && !is_final()) request(kResume);
-  return n;
+  return static_cast<int64_t>(n);
+}
+
+void Process::signal_ready(OutputPipe& pipe) {
+  if (!pipe.ready_fd.valid() || pipe.ready_signaled) return;
+  if (pipe.capture.total() > pipe.consumer_pos || is_final()) {
+    set_readable(pipe.ready_fd.get());
+    pipe.ready_signaled = true;
+  }
+}
+
+int Process::output_fd(int stream) {
+  OutputPipe& pipe = pipe_for(stream);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pipe.ready_fd.valid()) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return -errno;
+    pipe.ready_fd.reset(fd);
+    signal_ready(pipe);
+  }
+  return pipe.ready_fd.get();
 }
 
 uint64_t Process::output_total(int stream) {
@@ -98,10 +151,7 @@ int Process::event_fd() {
     if (fd < 0) return -errno;
     event_fd_.reset(fd);
     // Readable for good once final: nobody ever reads the counter.
-    if (is_final()) {
-      uint64_t one = 1;
-      (void)!write(fd, &one, sizeof one);
-    }
+    if (is_final()) set_readable(fd);
   }
   return event_fd_.get();
 }
@@ -125,14 +175,35 @@ const std::string& Process::result_json() {
 }
 
 void Process::release() {
-  if (!is_final()) {
-    request(kAbort);
-    wait_final(-1);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_.store(true);
   }
+  changed_.notify_all();
+  if (!is_final()) {
+    requests_.fetch_or(kAbort);
+    engine_.wake_for(*this);
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [this] { return is_final(); });
+  }
+  // Calls still inside (woken above, or about to notice released_) leave
+  // within microseconds; none can begin any more.
+  while (pins_.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  input_fd_.reset();
   if (Engine::alive())
     engine_.dispose(*this);
   else
     delete this;
+}
+
+void Process::abandon() noexcept {
+  // The loop that owns these handles has no thread here; closing them would
+  // run libuv on a dead loop.
+  exit_watch_.forget();
+  stdin_watch_.forget();
+  out_.poll.forget();
+  err_.poll.forget();
+  delete this;
 }
 
 }  // namespace sup

@@ -53,6 +53,7 @@ struct Result {
   int outcome = 0;
   std::optional<int> exit_code;
   std::optional<int> term_signal;
+  bool status_lost = false;
   bool forced_kill = false;
   Nanos duration = 0;
   std::vector<SignalSent> signals_sent;
@@ -73,6 +74,10 @@ struct OutputPipe {
   bool paused = false;
   Capture capture;
   uint64_t consumer_pos = 0;
+  // sup_output_fd: an eventfd kept readable while total() > consumer_pos or
+  // the result is final (level semantics), under Process::mu_.
+  UniqueFd ready_fd;
+  bool ready_signaled = false;
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
 };
@@ -90,23 +95,45 @@ class Process {
 
   // ---- API threads ----------------------------------------------------
   bool valid() const noexcept { return magic_ == kMagic; }
+  // The handle was inherited through fork(): the engine behind it has no
+  // thread in this process.
+  bool forked_away() const noexcept;
+  // Every API call but release holds a pin for its length: release waits for
+  // the pins to go before the memory goes. Both async-signal-safe.
+  // pin() returns false (and holds nothing) once release has begun.
+  bool pin() noexcept;
+  void unpin() noexcept { pins_.fetch_sub(1); }
+  bool released() const noexcept { return released_.load(); }
   pid_t pid() const noexcept { return pid_; }
   // Async-signal-safe. Returns 1 if already final, else 0.
   int request(unsigned bits) noexcept;
-  // Waits until final; timeout_ms -1 = forever. Returns true when final.
-  bool wait_final(int timeout_ms);
-  bool wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
-  size_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
+  // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
+  // time-out, SUP_ECANCELED when released meanwhile.
+  int wait_final(int timeout_ms);
+  int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
+  // Returns the count, or SUP_EINVAL for a position past the end.
+  int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
   uint64_t output_total(int stream);
   int event_fd();
+  int output_fd(int stream);
+  // "stdin": "pipe" (input.cpp).
+  int input_write(const char* buf, size_t len, size_t* written);
+  int input_wait(int timeout_ms);
+  int input_fd();
+  int input_close();
+  // Before the spawn, while nothing else can see the process.
+  void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
   const std::string& result_json();
   const std::string& kept_output(int stream);
   uint64_t omitted_bytes(int stream);
-  // sup_release: aborts if running, waits for the reap, hands over to the loop.
+  // sup_release: aborts if running, waits for the reap and for every other
+  // call to leave, hands over to the loop.
   void release();
+  // sup_release in a forked child: frees memory only.
+  void abandon() noexcept;
 
   // ---- Loop thread ----------------------------------------------------
   void start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
@@ -118,6 +145,9 @@ class Process {
   // The engine's lock-free list of processes with new requests.
   std::atomic<bool> queued{false};
   Process* next_queued = nullptr;
+  // The engine's: when this process's deadline timer is due (0: none).
+  Nanos deadline_at = 0;
+  void on_deadline();
 
  private:
   // output.cpp
@@ -131,13 +161,16 @@ class Process {
   void close_pipe(OutputPipe& pipe);
   void hold_back_if_needed(OutputPipe& pipe);
   void resume_held_back();
+  // Once the main process has exited or sup is ending it, every pipe is
+  // drained at full speed, read or not.
+  void lift_backpressure();
   bool any_held_back() const noexcept;
   void feed_stdin();
   void on_stdin_writable();
   void close_stdin();
+  void signal_ready(OutputPipe& pipe);  // under mu_
 
   // escalation.cpp
-  void on_deadline();
   void arm_deadline();
   bool leader_exited_now();
   // Blocks until the leader has exited (after a SIGKILL): libuv made the
@@ -162,6 +195,9 @@ class Process {
 
   uint32_t magic_ = kMagic;
   Engine& engine_;
+  const unsigned fork_generation_;
+  std::atomic<int> pins_{0};
+  std::atomic<bool> released_{false};
 
   // Settings from the spec, immutable.
   const Nanos idle_timeout_;
@@ -170,6 +206,7 @@ class Process {
   const int interrupt_signal_;
   const TimeoutAction on_timeout_;
   const uint64_t backpressure_bytes_;
+  const bool stdin_pipe_;
   std::string stdin_data_;
 
   // Set at start, then immutable.
@@ -180,7 +217,6 @@ class Process {
   uv_loop_t* loop_ = nullptr;
   UniqueFd pidfd_;
   UvHandle<uv_poll_t> exit_watch_;
-  UvHandle<uv_timer_t> deadline_;
   UniqueFd stdin_fd_;
   UvHandle<uv_poll_t> stdin_watch_;
   size_t stdin_written_ = 0;
@@ -200,6 +236,7 @@ class Process {
   struct rusage leader_usage_ {};
   std::vector<SignalSent> signals_sent_;
   bool forced_kill_ = false;
+  bool backpressure_lifted_ = false;
 
   // Shared with API threads.
   std::atomic<unsigned> requests_{0};
@@ -212,6 +249,10 @@ class Process {
   Result result_;
   UniqueFd event_fd_;
   std::optional<std::string> result_json_;
+  // "stdin": "pipe": the write end, owned by API threads until input_close
+  // or the handle's end; writes and close hold input_mu_.
+  std::mutex input_mu_;
+  UniqueFd input_fd_;
   std::optional<std::string> kept_[2];
 };
 

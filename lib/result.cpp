@@ -24,7 +24,6 @@ void append_ms(std::string& out, double ms) {
   out += buf;
 }
 
-double timeval_ms(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; }
 
 }  // namespace
 
@@ -56,27 +55,30 @@ void Process::finish() {
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
   }
   Nanos now = now_ns();
-
-  exit_watch_.close();
-  deadline_.close();
-  close_pipe(out_);
-  close_pipe(err_);
-  close_stdin();
   hand_back_terminal();
-  pidfd_.reset();
   lifecycle_ = Lifecycle::final;
 
   Result r;
   r.outcome = decide_outcome();
-  if (leader_status_.si_code == CLD_EXITED)
+  if (status_lost_)
+    r.status_lost = true;
+  else if (leader_status_.si_code == CLD_EXITED)
     r.exit_code = leader_status_.si_status;
-  else if (!status_lost_)
+  else
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
   r.duration = now - spawned_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
+  // The caller is waiting for this: publish first, tear down after.
   publish(std::move(r));
+
+  exit_watch_.close();
+  engine_.clear_deadline(*this);
+  close_pipe(out_);
+  close_pipe(err_);
+  close_stdin();
+  pidfd_.reset();
 }
 
 void Process::publish(Result&& r) {
@@ -88,6 +90,8 @@ void Process::publish(Result&& r) {
       uint64_t one = 1;
       (void)!write(event_fd_.get(), &one, sizeof one);
     }
+    signal_ready(out_);
+    signal_ready(err_);
   }
   changed_.notify_all();
 }
@@ -123,24 +127,17 @@ std::string Process::build_result_json() const {
     append_json_string(j, signal_name(*r.term_signal));
   else
     j += "null";
+  j += ", \"status_lost\": ";
+  j += r.status_lost ? "true" : "false";
   j += ", \"forced_kill\": ";
   j += r.forced_kill ? "true" : "false";
   j += ", \"pid\": " + std::to_string(pid_);
   j += ", \"duration_ms\": ";
   append_ms(j, ns_to_ms(r.duration));
-  for (const OutputPipe* pipe : {&out_, &err_}) {
-    const Capture& c = pipe->capture;
-    j += pipe->stream == SUP_STDOUT ? ", \"stdout\": {" : ", \"stderr\": {";
-    j += "\"bytes\": " + std::to_string(c.total());
-    j += ", \"captured\": \"";
-    std::string kept = c.kept();
-    append_json_string_body(j, kept.data(), c.head_size());
-    if (c.truncated()) j += "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";
-    append_json_string_body(j, kept.data() + c.head_size(), kept.size() - c.head_size());
-    j += "\", \"truncated\": ";
-    j += c.truncated() ? "true" : "false";
-    j += ", \"omitted_bytes\": " + std::to_string(c.omitted()) + "}";
-  }
+  j += ", \"stdout\": ";
+  append_stream_json(j, out_.capture);
+  j += ", \"stderr\": ";
+  append_stream_json(j, err_.capture);
   j += ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
     if (i > 0) j += ", ";

@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <set>
 
@@ -62,6 +63,8 @@ void parse_env(const cJSON* item, Spec& spec) {
   }
 }
 
+constexpr const char* kStdinForms = "must be \"null\", \"inherit\", \"pipe\", {\"data\": \"...\"} or {\"base64\": \"...\"}";
+
 void parse_stdin(const cJSON* item, Spec& spec) {
   if (cJSON_IsString(item)) {
     std::string mode = item->valuestring;
@@ -69,20 +72,188 @@ void parse_stdin(const cJSON* item, Spec& spec) {
       spec.stdin_mode = StdinMode::null_device;
     else if (mode == "inherit")
       spec.stdin_mode = StdinMode::inherit;
+    else if (mode == "pipe")
+      spec.stdin_mode = StdinMode::pipe;
     else
-      fail("stdin", "must be \"null\", \"inherit\" or {\"data\": \"...\"}, not \"" + mode + "\"");
+      fail("stdin", std::string(kStdinForms) + ", not \"" + mode + "\"");
     return;
   }
-  if (!cJSON_IsObject(item)) fail("stdin", "must be \"null\", \"inherit\" or {\"data\": \"...\"}");
-  const cJSON* data = nullptr;
+  if (!cJSON_IsObject(item)) fail("stdin", kStdinForms);
+  const cJSON* source = nullptr;
   for (const cJSON* e = item->child; e != nullptr; e = e->next) {
-    if (std::string(e->string) != "data") fail(std::string("stdin.") + e->string, "unknown key (only \"data\")");
-    if (data != nullptr) fail("stdin.data", "appears twice");
-    data = e;
+    std::string key = e->string;
+    if (key != "data" && key != "base64") fail("stdin." + key, "unknown key (only \"data\" or \"base64\")");
+    if (source != nullptr) fail("stdin." + key, "only one of \"data\" and \"base64\" may be given");
+    source = e;
   }
-  if (data == nullptr) fail("stdin", "an object must hold \"data\"");
+  if (source == nullptr) fail("stdin", "an object must hold \"data\" or \"base64\"");
   spec.stdin_mode = StdinMode::data;
-  spec.stdin_data = string_value(data, "stdin.data");
+  std::string key = std::string("stdin.") + source->string;
+  std::string text = string_value(source, key);
+  if (key == "stdin.data") {
+    spec.stdin_data = std::move(text);
+  } else if (!decode_base64(text.data(), text.size(), spec.stdin_data)) {
+    fail(key, "not valid base64 (RFC 4648: A-Z a-z 0-9 + /, '=' padding only at the end)");
+  }
+}
+
+// cJSON ends its strings at the first NUL, so "a\u0000b" would reach us as
+// "a". This walks the (already valid) JSON text itself to find every string
+// holding the escape \u0000, with where it sits ("argv[1]", "env.K").
+struct NulString {
+  std::string path;
+  const char* begin;  // the raw text between the quotes
+  const char* end;
+  bool is_key;
+};
+
+class NulFinder {
+ public:
+  explicit NulFinder(const char* text) : p_(text) {}
+  std::vector<NulString> run() {
+    value("");
+    return std::move(found_);
+  }
+
+ private:
+  void ws() {
+    while (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r') ++p_;
+  }
+  // At an opening quote: steps past the string, returns its raw span.
+  bool string(const char** begin, const char** end) {
+    bool nul = false;
+    *begin = ++p_;
+    while (*p_ != '\0' && *p_ != '"') {
+      if (*p_ == '\\' && p_[1] != '\0') {
+        if (p_[1] == 'u' && std::strncmp(p_ + 2, "0000", 4) == 0) nul = true;
+        p_ += 2;
+      } else {
+        ++p_;
+      }
+    }
+    *end = p_;
+    if (*p_ == '"') ++p_;
+    return nul;
+  }
+  void value(const std::string& path) {
+    ws();
+    const char *b, *e;
+    if (*p_ == '{') {
+      ++p_;
+      for (;;) {
+        ws();
+        if (*p_ != '"') break;
+        bool nul = string(&b, &e);
+        std::string key(b, e);
+        if (nul) found_.push_back({path, b, e, true});
+        ws();
+        if (*p_ == ':') ++p_;
+        value(path.empty() ? key : path + "." + key);
+        ws();
+        if (*p_ != ',') break;
+        ++p_;
+      }
+      if (*p_ == '}') ++p_;
+    } else if (*p_ == '[') {
+      ++p_;
+      for (size_t i = 0;; ++i) {
+        ws();
+        if (*p_ == ']' || *p_ == '\0') break;
+        value(path + "[" + std::to_string(i) + "]");
+        ws();
+        if (*p_ != ',') break;
+        ++p_;
+      }
+      if (*p_ == ']') ++p_;
+    } else if (*p_ == '"') {
+      if (string(&b, &e)) found_.push_back({path, b, e, false});
+    } else {
+      while (*p_ != '\0' && *p_ != ',' && *p_ != ']' && *p_ != '}') ++p_;
+    }
+  }
+
+  const char* p_;
+  std::vector<NulString> found_;
+};
+
+unsigned hex4(const char* s) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; ++i) {
+    char c = s[i];
+    v = v * 16 + static_cast<unsigned>(c >= '0' && c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Decodes the raw text of a JSON string that cJSON already accepted, NULs
+// included, as cJSON would (raw bytes pass through).
+std::string decode_json_string(const char* s, const char* end) {
+  std::string out;
+  out.reserve(static_cast<size_t>(end - s));
+  while (s < end) {
+    if (*s != '\\' || s + 1 >= end) {
+      out.push_back(*s++);
+      continue;
+    }
+    char c = s[1];
+    s += 2;
+    switch (c) {
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        if (end - s < 4) return out;
+        unsigned cp = hex4(s);
+        s += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && end - s >= 6 && s[0] == '\\' && s[1] == 'u') {
+          unsigned low = hex4(s + 2);
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            s += 6;
+          }
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default: out.push_back(c); break;  // \" \\ \/
+    }
+  }
+  return out;
+}
+
+// Strings that hold a NUL: only stdin.data may (its bytes are sent as they
+// are); anywhere else a NUL would silently cut an argument, a variable or a
+// path, so it is an error naming the key.
+void check_nul_strings(const char* json, Spec& spec) {
+  if (std::strstr(json, "u0000") == nullptr) return;
+  for (const NulString& s : NulFinder(json).run()) {
+    if (!s.is_key && s.path == "stdin.data" && spec.stdin_mode == StdinMode::data) {
+      spec.stdin_data = decode_json_string(s.begin, s.end);
+      continue;
+    }
+    if (s.is_key) fail(s.path.empty() ? "spec" : s.path, "a key must not contain NUL (\\u0000)");
+    fail(s.path, "must not contain NUL (\\u0000)");
+  }
 }
 
 void parse_signal_key(const cJSON* item, Spec& spec) {
@@ -164,9 +335,42 @@ Spec parse_spec(const char* json) {
     parse_key(item, spec);
   }
   if (spec.argv.empty()) fail("argv", "is required");
+  check_nul_strings(json, spec);
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
   return spec;
+}
+
+bool decode_base64(const char* text, size_t len, std::string& out) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  size_t padding = 0;
+  while (padding < 2 && padding < len && text[len - 1 - padding] == '=') ++padding;
+  if (padding > 0 && len % 4 != 0) return false;
+  size_t data_len = len - padding;
+  if (data_len % 4 == 1) return false;
+  out.clear();
+  out.reserve(data_len / 4 * 3 + 2);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < data_len; ++i) {
+    int v = value(text[i]);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  // Leftover bits must be zero, or the text is not canonical base64.
+  return (acc & ((1u << bits) - 1)) == 0;
 }
 
 }  // namespace sup

@@ -9,7 +9,7 @@
 
 namespace sup {
 
-enum class StdinMode { null_device, inherit, data };
+enum class StdinMode { null_device, inherit, data, pipe };
 enum class TimeoutAction { interrupt, kill };
 
 struct Spec {
@@ -18,7 +18,7 @@ struct Spec {
   // In spec order; a nullopt value removes the variable.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
   StdinMode stdin_mode = StdinMode::null_device;
-  std::string stdin_data;
+  std::string stdin_data;  // exact bytes, from "data" or "base64"
   int64_t idle_timeout_ms = 0;
   int64_t max_runtime_ms = 0;
   int64_t grace_ms = 5000;
@@ -36,5 +36,9 @@ struct SpecError {
 
 // Parses and validates; throws SpecError.
 Spec parse_spec(const char* json);
+
+// Decodes RFC 4648 base64, padded or not. Returns false on any byte outside
+// the alphabet, misplaced padding or an impossible length.
+bool decode_base64(const char* text, size_t len, std::string& out);
 
 }  // namespace sup

@@ -24,6 +24,9 @@ class UvHandle {
   T* get() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
+  // In a forked child, where the loop that owns the handle has no thread:
+  // drops it unclosed (its few bytes are lost with that loop).
+  void forget() noexcept { handle_ = nullptr; }
   // Must run on the loop thread, like every libuv call.
   void close() noexcept {
     if (handle_ == nullptr) return;

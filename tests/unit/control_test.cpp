@@ -101,12 +101,24 @@ TEST(Abort, DuringGraceWinsOverInterrupt) {
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_ABORTED);
 }
 
-TEST(Priority, TimeoutDuringInterruptGraceWins) {
-  SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 400, \"idle_timeout_ms\": 200"));
+TEST(Priority, TimeoutAfterInterruptChangesNothing) {
+  // A user's interrupt is latched: a deadline that comes due during its grace
+  // neither turns it into a timeout nor cuts the grace short (it once did both).
+  SPAWN(p, sh("trap 'sleep 0.6; echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done",
+              "\"grace_ms\": 3000, \"idle_timeout_ms\": 200, \"max_runtime_ms\": 400"));
   ASSERT_TRUE(wait_for_output(p.get(), "ready"));
   sup_interrupt(p.get());
-  ASSERT_TRUE(p.wait());
-  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_IDLE_TIMEOUT);
+  ASSERT_TRUE(p.wait(5000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_INTERRUPTED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+  int sigs[4];
+  double at[4];
+  ASSERT_EQ(sup_result_signals(p.get(), sigs, at, 4), 1);
+  EXPECT_EQ(sigs[0], SIGTERM);
+  size_t len = 0;
+  const char* out = sup_result_output(p.get(), SUP_STDOUT, &len);
+  EXPECT_EQ(std::string(out, len), "ready\nbye\n");
 }
 
 TEST(Priority, InterruptAfterTimeoutKeepsTimeout) {

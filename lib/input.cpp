@@ -1,0 +1,110 @@
+// "stdin": "pipe": the host writes the child's stdin itself, without
+// blocking and without ever taking a SIGPIPE.
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "process.hpp"
+#include "sup.h"
+
+namespace sup {
+namespace {
+
+// write(2) to a pipe whose reader is gone raises SIGPIPE in the writing
+// thread. The signal is blocked around the write and, if the write raised
+// it, taken back before the mask is restored, so the host never sees it
+// (unless one was already pending for another reason: that one is kept).
+ssize_t write_without_sigpipe(int fd, const char* buf, size_t len) {
+  sigset_t pipe_only, previous;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  sigset_t pending;
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ssize_t n;
+  do {
+    n = write(fd, buf, len);
+  } while (n < 0 && errno == EINTR);
+  int saved = errno;
+  if (n < 0 && saved == EPIPE && !was_pending) {
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = saved;
+  return n;
+}
+
+}  // namespace
+
+int Process::input_write(const char* buf, size_t len, size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (!stdin_pipe_) return SUP_EBADF;
+  std::lock_guard<std::mutex> lock(input_mu_);
+  if (!input_fd_.valid()) return SUP_EBADF;
+  // A final result means the child is gone; a process that escaped the group
+  // may still hold the pipe, but the child's input has ended.
+  if (is_final()) return SUP_EPIPE;
+  if (len == 0) return 0;
+  ssize_t n = write_without_sigpipe(input_fd_.get(), buf, len);
+  if (n >= 0) {
+    if (written != nullptr) *written = static_cast<size_t>(n);
+    return 0;
+  }
+  if (errno == EAGAIN) return SUP_EAGAIN;
+  return errno == EPIPE ? SUP_EPIPE : -errno;
+}
+
+int Process::input_wait(int timeout_ms) {
+  if (!stdin_pipe_) return SUP_EBADF;
+  int final_fd = event_fd();
+  if (final_fd < 0) return final_fd;
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(input_mu_);
+    if (!input_fd_.valid()) return SUP_EBADF;
+    fd = input_fd_.get();
+  }
+  // input_close during the poll: the pipe's last writer goes away, which
+  // wakes every poller of the pipe (pipe_release); the number may then be
+  // reused, so each slice re-checks that our fd is still the one open.
+  pollfd fds[2] = {{fd, POLLOUT, 0}, {final_fd, POLLIN, 0}};
+  constexpr int kSliceMs = 1000;
+  int left = timeout_ms;
+  for (;;) {
+    if (released()) return SUP_ECANCELED;
+    {
+      std::lock_guard<std::mutex> lock(input_mu_);
+      if (!input_fd_.valid()) return 1;  // a write now fails at once
+    }
+    int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
+    int rc = poll(fds, 2, slice);
+    if (rc < 0 && errno != EINTR) return -errno;
+    if (released() && !is_final()) return SUP_ECANCELED;
+    if (rc > 0) return 1;
+    if (left >= 0) {
+      left -= slice;
+      if (left <= 0) return 0;
+    }
+  }
+}
+
+int Process::input_fd() {
+  if (!stdin_pipe_) return SUP_EBADF;
+  std::lock_guard<std::mutex> lock(input_mu_);
+  return input_fd_.valid() ? input_fd_.get() : SUP_EBADF;
+}
+
+int Process::input_close() {
+  if (!stdin_pipe_) return SUP_EBADF;
+  std::lock_guard<std::mutex> lock(input_mu_);
+  input_fd_.reset();
+  return 0;
+}
+
+}  // namespace sup
