@@ -3,7 +3,7 @@
 # Usage: tests/deps.sh [extra Debian packages...]
 set -euo pipefail
 
-packages=(meson ninja-build pkg-config gcc g++ python3 libuv1-dev libcjson-dev libgtest-dev "$@")
+packages=(meson ninja-build pkg-config gcc g++ python3 libuv1-dev libcjson-dev libgtest-dev fuse3 python3-fusepy "$@")
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

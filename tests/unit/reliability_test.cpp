@@ -1,0 +1,281 @@
+// Defects an adversarial review found, each pinned by the behaviour a user
+// relies on: fork() in the host, closed stdio, a full fd table, held-back
+// streams at a timeout, bytes in a pipe at an idle deadline, live reads at
+// the edges of the capture.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "helpers.hpp"
+
+namespace {
+
+using suptest::sh;
+
+// TSan cannot run threads in a forked child of a threaded process.
+#if defined(__SANITIZE_THREAD__)
+#define SKIP_UNDER_TSAN() GTEST_SKIP() << "ThreadSanitizer does not support threads after fork()"
+#else
+#define SKIP_UNDER_TSAN() (void)0
+#endif
+
+// Runs body in a forked child (no exec) and returns its exit status; a
+// child that hangs is killed after timeout_ms and reported as -1.
+int in_forked_child(const std::function<int()>& body, int timeout_ms = 10000) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int rc = 1;
+    try {
+      rc = body();
+    } catch (...) {
+    }
+    _exit(rc);
+  }
+  double end = suptest::now_ms() + timeout_ms;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (suptest::now_ms() > end) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+TEST(Fork, InheritedHandlesAreInertAndNewSpawnsWork) {
+  SKIP_UNDER_TSAN();
+  SPAWN(p, sh("echo parent; sleep 30"));
+  sup_proc* inherited = p.get();
+  int rc = in_forked_child([&] {
+    if (sup_poll(inherited, 0) != SUP_ECHILD) return 2;
+    if (sup_abort(inherited) != SUP_ECHILD) return 3;
+    if (sup_output_total(inherited, SUP_STDOUT) != SUP_ECHILD) return 4;
+    if (sup_result(inherited) != nullptr) return 5;
+    sup_release(inherited);  // memory only
+    sup_proc* mine = nullptr;
+    if (sup_spawn("{\"argv\": [\"sh\", \"-c\", \"exit 4\"]}", &mine) != 0) return 6;
+    if (sup_poll(mine, 5000) != 1) return 7;
+    int code = sup_result_exit_code(mine);
+    sup_release(mine);
+    return code == 4 ? 0 : 8;
+  });
+  EXPECT_EQ(rc, 0);
+  // The parent's handle and child are untouched by the fork.
+  EXPECT_EQ(sup_poll(p.get(), 0), 0);
+  EXPECT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_ABORTED);
+}
+
+TEST(Fork, ChildThatExitsWithoutSpawningDoesNotHang) {
+  SKIP_UNDER_TSAN();
+  SPAWN(p, sh("sleep 30"));
+  // exit() runs the library's static destructors: they must not wait for
+  // threads that do not exist in the child.
+  int rc = in_forked_child([] {
+    exit(0);
+    return 0;
+  });
+  EXPECT_EQ(rc, 0);
+  rc = in_forked_child([] {
+    sup_proc* q = nullptr;
+    if (sup_spawn("{\"argv\": [\"sleep\", \"30\"]}", &q) != 0) return 2;
+    exit(0);  // the fresh engine in the child kills and reaps its child
+    return 0;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(Stdio, ClosedHostStdioNeverReachesTheLoopsFds) {
+  SKIP_UNDER_TSAN();
+  int rc = in_forked_child([] {
+    close(0);
+    close(1);
+    close(2);
+    sup_proc* p = nullptr;
+    if (sup_spawn("{\"argv\": [\"readlink\", \"/proc/self/fd/0\"], \"stdin\": \"inherit\"}", &p) != 0) return 2;
+    if (sup_poll(p, 5000) != 1) return 3;
+    size_t len = 0;
+    const char* out = sup_result_output(p, SUP_STDOUT, &len);
+    bool ok = std::string(out, len) == "/dev/null\n";
+    sup_release(p);
+    // The host's 0-2 are /dev/null now, not epoll or eventfd.
+    char target[64] = "";
+    if (readlink("/proc/self/fd/2", target, sizeof target - 1) < 0) return 4;
+    return ok && std::strcmp(target, "/dev/null") == 0 ? 0 : 5;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(Limits, FullFdTableAtTheFirstSpawnIsEmfile) {
+  SKIP_UNDER_TSAN();
+  int rc = in_forked_child([] {
+    rlimit few{16, 16};
+    setrlimit(RLIMIT_NOFILE, &few);
+    while (open("/dev/null", O_RDONLY) >= 0) {
+    }
+    sup_proc* p = nullptr;
+    char why[SUP_ERRBUF_SIZE];
+    int part = -1;
+    int spawn_rc = sup_spawn_v2("{\"argv\": [\"true\"]}", &p, why, sizeof why, &part);
+    return spawn_rc == SUP_EMFILE && part == SUP_PART_SYSTEM ? 0 : 2;
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(Backpressure, TimeoutWithNoReaderEndsPromptlyAndCountsEverything) {
+  // A held-back stream once made the result wait out the whole grace after
+  // the child was dead, then SIGKILL a dead group, and drop the piped bytes.
+  SPAWN(p, "{\"argv\": [\"head\", \"-c\", \"1000000\", \"/dev/zero\"], \"backpressure_bytes\": 4096,"
+           " \"max_runtime_ms\": 300, \"grace_ms\": 3000}");
+  double start = suptest::now_ms();
+  ASSERT_TRUE(p.wait(10000));
+  EXPECT_LT(suptest::now_ms() - start, 2000);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_MAX_RUNTIME);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+  // head wrote until SIGTERM or the end: every byte it got out is counted.
+  auto r = p.result();
+  int64_t total = sup_output_total(p.get(), SUP_STDOUT);
+  EXPECT_EQ(static_cast<int64_t>(cJSON_GetObjectItem(r.get("stdout"), "bytes")->valuedouble), total);
+  EXPECT_GT(total, 4096);
+}
+
+TEST(Backpressure, ExitWithUnreadOutputLosesNothingForTheReader) {
+  SPAWN(p, "{\"argv\": [\"head\", \"-c\", \"200000\", \"/dev/urandom\"], \"backpressure_bytes\": 4096,"
+           " \"max_output_bytes\": 1024}");
+  // Read slowly; the child exits while most of its output is unread.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  uint64_t pos = 0;
+  std::string got;
+  std::vector<char> buf(1000);
+  for (;;) {
+    bool final = sup_poll(p.get(), 0) == 1;
+    size_t n = 0;
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), buf.size(), &n), 0);
+    got.append(buf.data(), n);
+    if (n == 0 && final) break;
+    if (n == 0) sup_output_wait(p.get(), pos, SUP_POS_IGNORE, 1000);
+  }
+  EXPECT_EQ(got.size(), 200000u);
+  EXPECT_EQ(pos, 200000u);
+}
+
+TEST(LiveOutput, PositionPastTheEndIsAnErrorNotAStall) {
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"echo a; sleep 0.2; head -c 100000 /dev/zero\"],"
+           " \"backpressure_bytes\": 1000}");
+  ASSERT_EQ(sup_output_wait(p.get(), 0, SUP_POS_IGNORE, 5000), 1);
+  uint64_t pos = 1000000;
+  char buf[16];
+  size_t n = 7;
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), SUP_EINVAL);
+  EXPECT_EQ(pos, 1000000u) << "nothing moved";
+  EXPECT_EQ(n, 0u);
+  // The stream is not held back for good: a real reader drains it.
+  pos = 0;
+  std::vector<char> big(65536);
+  uint64_t got = 0;
+  for (;;) {
+    bool final = sup_poll(p.get(), 0) == 1;
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, big.data(), big.size(), &n), 0);
+    got += n;
+    if (n == 0 && final) break;
+    if (n == 0) {
+      ASSERT_EQ(sup_output_wait(p.get(), pos, SUP_POS_IGNORE, 5000), 1);
+    }
+  }
+  EXPECT_EQ(got, 100002u);
+}
+
+TEST(LiveOutput, ZeroCapacityWithNullBuffer) {
+  SPAWN(p, sh("echo hi"));
+  ASSERT_TRUE(p.wait());
+  uint64_t pos = 0;
+  size_t n = 9;
+  EXPECT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, nullptr, 0, &n), 0);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(pos, 0u);
+}
+
+TEST(ResultText, CharacterAcrossHeadAndTailIsWholeWhenNothingWasDropped) {
+  SPAWN(p, "{\"argv\": [\"printf\", \"a\\\\342\\\\202\\\\254\"], \"max_output_bytes\": 4}");
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  const cJSON* out = r.get("stdout");
+  EXPECT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(out, "truncated")));
+  EXPECT_STREQ(cJSON_GetObjectItem(out, "captured")->valuestring, "a\xE2\x82\xAC");
+}
+
+// A FUSE mount whose directory "slow" takes `seconds` to look up; empty
+// path() when FUSE is not available here.
+class SlowMount {
+ public:
+  explicit SlowMount(double seconds) {
+    char tmpl[] = "/tmp/sup-slowfs.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return;
+    dir_ = tmpl;
+    struct stat before {};
+    stat(dir_.c_str(), &before);
+    server_ = fork();
+    if (server_ == 0) {
+      std::string secs = std::to_string(seconds);
+      execl("/usr/bin/python3", "python3", SUP_SLOWFS_SCRIPT, dir_.c_str(), secs.c_str(), nullptr);
+      _exit(127);
+    }
+    // Mounted once the directory's device changes.
+    bool mounted = suptest::eventually(
+        [&] {
+          struct stat now {};
+          return stat(dir_.c_str(), &now) == 0 && now.st_dev != before.st_dev;
+        },
+        5000);
+    if (!mounted) stop();
+  }
+  ~SlowMount() { stop(); }
+  std::string slow_dir() const { return server_ > 0 ? dir_ + "/slow" : std::string(); }
+
+ private:
+  void stop() {
+    if (server_ > 0) {
+      umount2(dir_.c_str(), MNT_DETACH);
+      kill(server_, SIGTERM);
+      waitpid(server_, nullptr, 0);
+      server_ = -1;
+    }
+    if (!dir_.empty()) rmdir(dir_.c_str());
+  }
+  std::string dir_;
+  pid_t server_ = -1;
+};
+
+TEST(Design, ASlowSpawnStallsNoOtherChild) {
+  SlowMount fs(2.5);
+  if (fs.slow_dir().empty()) GTEST_SKIP() << "no FUSE here (Debian: fuse3, python3-fusepy; root)";
+  // A child that talks every 300 ms with a 1 s idle timeout, and one to abort.
+  SPAWN(chatty, sh("i=0; while [ $i -lt 12 ]; do echo $i; sleep 0.3; i=$((i+1)); done", "\"idle_timeout_ms\": 1000"));
+  SPAWN(victim, sh("sleep 30"));
+  std::atomic<bool> spawned{false};
+  std::thread slow([&] {
+    suptest::Proc p("{\"argv\": [\"pwd\"], \"cwd\": " + suptest::q(fs.slow_dir()) + "}");
+    spawned = p.rc() == 0 && p.wait();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The chdir is under way in the slow child; supervision goes on.
+  double start = suptest::now_ms();
+  EXPECT_EQ(sup_abort(victim.get()), 0);
+  ASSERT_TRUE(victim.wait(5000));
+  EXPECT_LT(suptest::now_ms() - start, 500) << "an abort waited for someone else's exec";
+  EXPECT_FALSE(spawned.load()) << "the slow spawn finished too early to prove anything";
+  slow.join();
+  EXPECT_TRUE(spawned.load());
+  ASSERT_TRUE(chatty.wait(10000));
+  EXPECT_EQ(sup_result_outcome(chatty.get()), SUP_OUTCOME_EXITED) << "output sat unread while the loop was stalled";
+}
+
+}  // namespace
