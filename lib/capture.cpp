@@ -10,10 +10,23 @@ Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes)
       tail_limit_(limit_bytes - limit_bytes / 2),
       ring_limit_(std::max(tail_limit_, retain_bytes)) {}
 
+namespace {
+
+// Past this, a buffer is reserved at its limit at once instead of doubling:
+// each doubling copies everything and briefly holds both copies. Untouched
+// reserved pages cost no memory.
+constexpr size_t kGrowInPlaceAfter = 64 * 1024;
+constexpr uint64_t kMaxReserve = 64u << 20;
+
+}  // namespace
+
 void Capture::append(const char* data, size_t len) {
+  if (flat_) return;  // final: nothing more arrives
   total_ += len;
   if (head_.size() < head_limit_) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_.size()));
+    if (head_.size() + n > head_.capacity() && head_.size() + n > kGrowInPlaceAfter)
+      head_.reserve(static_cast<size_t>(std::min(head_limit_, kMaxReserve)));
     head_.append(data, n);
     data += n;
     len -= n;
@@ -36,6 +49,8 @@ void Capture::append_tail(const char* data, size_t len) {
     // Still growing: the ring has not wrapped, tail_start_ is 0.
     size_t room = static_cast<size_t>(ring_limit_) - tail_.size();
     size_t n = std::min(room, len);
+    if (tail_.size() + n > tail_.capacity() && tail_.size() + n > kGrowInPlaceAfter)
+      tail_.reserve(static_cast<size_t>(std::min(ring_limit_, std::max<uint64_t>(kMaxReserve, tail_.size() + n))));
     tail_.insert(tail_.end(), data, data + n);
     tail_len_ += n;
     data += n;
@@ -55,6 +70,27 @@ void Capture::append_tail(const char* data, size_t len) {
 
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
+  if (flat_) {
+    // [0, head) then, after the gap, the newest bytes up to total_.
+    const std::string& f = *flat_;
+    uint64_t tail_begin = total_ - (f.size() - flat_head_);
+    size_t at;
+    size_t avail;
+    if (*pos < flat_head_) {
+      at = static_cast<size_t>(*pos);
+      // Without a gap the buffer is the stream itself; with one, stop at it.
+      avail = (tail_begin == flat_head_ ? f.size() : flat_head_) - at;
+    } else {
+      if (*pos >= total_) return 0;
+      if (*pos < tail_begin) *pos = tail_begin;
+      at = flat_head_ + static_cast<size_t>(*pos - tail_begin);
+      avail = f.size() - at;
+    }
+    size_t n = std::min(cap, avail);
+    std::memcpy(buf, f.data() + at, n);
+    *pos += n;
+    return n;
+  }
   size_t copied = 0;
   if (*pos < head_.size()) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(cap, head_.size() - *pos));
@@ -83,7 +119,19 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   return copied + n;
 }
 
+void Capture::flatten() {
+  if (flat_ || ring_limit_ != tail_limit_) return;
+  std::string joined = kept();
+  flat_head_ = head_.size();
+  std::string().swap(head_);
+  std::vector<char>().swap(tail_);
+  tail_start_ = 0;
+  tail_len_ = 0;
+  flat_ = std::move(joined);
+}
+
 std::string Capture::kept() const {
+  if (flat_) return *flat_;
   size_t tail = result_tail_len();
   std::string out = head_;
   out.resize(head_.size() + tail);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,18 @@ class Capture {
   void append(const char* data, size_t len);
 
   uint64_t total() const noexcept { return total_; }
-  uint64_t omitted() const noexcept { return total_ - head_.size() - result_tail_len(); }
+  uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
-  size_t head_size() const noexcept { return head_.size(); }
-  size_t kept_size() const noexcept { return head_.size() + result_tail_len(); }
+  size_t head_size() const noexcept { return flat_ ? flat_head_ : head_.size(); }
+  size_t kept_size() const noexcept { return head_size() + result_tail_len(); }
+
+  // Once nothing more is appended (the result is final): the kept bytes move
+  // into one buffer and the head and ring are freed, so that the result's
+  // bytes exist once, not once more per reader of them. Only when no live
+  // reader needs more of the tail than the result keeps.
+  void flatten();
+  // The kept bytes in one piece after flatten(), else nullptr.
+  const std::string* flat() const noexcept { return flat_ ? &*flat_ : nullptr; }
 
   // Copies kept bytes starting at stream offset *pos into buf. If *pos falls
   // in the dropped middle it first moves to the oldest byte kept after it; a
@@ -37,7 +46,9 @@ class Capture {
 
  private:
   void append_tail(const char* data, size_t len);
-  size_t result_tail_len() const noexcept { return static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_)); }
+  size_t result_tail_len() const noexcept {
+    return flat_ ? flat_->size() - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
+  }
 
   uint64_t head_limit_;
   uint64_t tail_limit_;
@@ -48,6 +59,8 @@ class Capture {
   size_t tail_start_ = 0;
   size_t tail_len_ = 0;
   uint64_t total_ = 0;
+  std::optional<std::string> flat_;
+  size_t flat_head_ = 0;
 };
 
 }  // namespace sup

@@ -75,7 +75,8 @@ void append_json_string_body(std::string& out, const char* data, size_t len) {
 void append_stream_json(std::string& out, const Capture& c) {
   out += "{\"bytes\": " + std::to_string(c.total());
   out += ", \"captured\": \"";
-  std::string kept = c.kept();
+  std::string copy;
+  const std::string& kept = c.flat() != nullptr ? *c.flat() : (copy = c.kept());
   if (c.truncated()) {
     append_json_string_body(out, kept.data(), c.head_size());
     out += "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";

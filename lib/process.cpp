@@ -163,8 +163,10 @@ uint64_t Process::omitted_bytes(int stream) {
 
 const std::string& Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  const Capture& capture = pipe_for(stream).capture;
+  if (const std::string* flat = capture.flat()) return *flat;
   auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
-  if (!kept) kept = pipe_for(stream).capture.kept();
+  if (!kept) kept = capture.kept();
   return *kept;
 }
 

@@ -79,6 +79,9 @@ void Process::finish() {
   close_pipe(err_);
   close_stdin();
   pidfd_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  out_.capture.flatten();
+  err_.capture.flatten();
 }
 
 void Process::publish(Result&& r) {

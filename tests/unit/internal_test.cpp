@@ -116,3 +116,44 @@ TEST(SignalNames, ParseAndName) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Capture, FlattenKeepsEveryReadTheSame) {
+  // After the result is final the kept bytes live in one buffer; a reader
+  // must not see a difference, at any position, across the gap or not.
+  for (size_t written : {10u, 100u, 300u}) {
+    std::string all = numbered(written);
+    sup::Capture before(100, 0), after(100, 0);
+    before.append(all.data(), all.size());
+    after.append(all.data(), all.size());
+    after.flatten();
+    ASSERT_NE(after.flat(), nullptr);
+    EXPECT_EQ(*after.flat(), before.kept());
+    EXPECT_EQ(after.kept(), before.kept());
+    EXPECT_EQ(after.omitted(), before.omitted());
+    EXPECT_EQ(after.head_size(), before.head_size());
+    for (uint64_t start = 0; start <= written; ++start) {
+      for (size_t cap : {1u, 7u, 1000u}) {
+        uint64_t p1 = start, p2 = start;
+        char b1[1000], b2[1000];
+        size_t n1 = before.read_at(&p1, b1, cap), n2 = after.read_at(&p2, b2, cap);
+        ASSERT_EQ(std::string(b1, n1), std::string(b2, n2)) << written << " " << start << " " << cap;
+        ASSERT_EQ(p1, p2);
+      }
+    }
+  }
+}
+
+TEST(Capture, NoFlattenWhileAReaderNeedsMoreThanTheResult) {
+  sup::Capture c(100, 4096);
+  std::string all = numbered(1000);
+  c.append(all.data(), all.size());
+  c.flatten();
+  EXPECT_EQ(c.flat(), nullptr);
+  uint64_t pos = 100;
+  char buf[1000];
+  EXPECT_EQ(c.read_at(&pos, buf, sizeof buf), 900u) << "the retained bytes are still there";
+}
+
+}  // namespace
