@@ -85,6 +85,10 @@ int main(int argc, char **argv) {
          fds, fds_after, rss, rss_after);
   if (threads_after != 1 || threads != 1) return 1; /* unloading stopped the library's threads */
   if (fds_after != fds) return 1;
+#if defined(__SANITIZE_ADDRESS__)
+  (void)rss_after; /* ASan's quarantine holds freed memory on purpose */
+#else
   if (rss_after - rss > 2048) return 1; /* no per-cycle growth (2 MiB of slack for the allocator) */
+#endif
   return 0;
 }
