@@ -249,14 +249,14 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
  * grace_ms later. A second call does not restart the grace period.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes: a final result is immutable).
- * Errors: SUP_EINVAL (NULL handle).
+ * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_interrupt(sup_proc *p);
 
 /* sup_abort: hard stop. SIGKILL to the child's process group now.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
- * Errors: SUP_EINVAL (NULL handle).
+ * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_abort(sup_proc *p);
 
