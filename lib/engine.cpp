@@ -299,6 +299,16 @@ void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
 
 void Engine::run_spawner() {
   prctl(PR_SET_NAME, "sup-spawner", 0, 0, 0);
+  // Our children's exits raise SIGCHLD at their parent, this thread. Were it
+  // blocked here, the kernel would queue it for the process and wake a host
+  // thread on every exit; unblocked, a host that leaves SIGCHLD at its
+  // default has it dropped at once. (A host handler may then run on this
+  // thread, as POSIX allows for any process-directed signal.) launch()
+  // blocks everything again around the clone itself.
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_UNBLOCK, &chld, nullptr);
   // The child runs on this stack until it execs; one spawner, one stack.
   std::optional<ChildStack> stack;
   std::unique_lock<std::mutex> lock(mu_);

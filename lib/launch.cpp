@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -228,7 +229,14 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
   // child is an ordinary child of the host's (see Process::leader_exited_now).
+  // The child starts with the cloning thread's mask: everything blocked.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   pid_t pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  errno = clone_errno;
   if (pid < 0) {
     int err = errno;
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.9 needed)"};

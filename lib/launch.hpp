@@ -84,7 +84,8 @@ struct Launched {
   UniqueFd pidfd;
 };
 
-// Clones and execs. Must run on the loop thread with every signal blocked.
+// Clones and execs, every signal blocked around the clone. Runs on the
+// spawner thread, whose life PR_SET_PDEATHSIG ties the child to.
 // Throws LaunchError with the errno of the step that failed (cwd, exec, ...).
 Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack);
 
