@@ -26,7 +26,8 @@ void Capture::append(const char* data, size_t len) {
   if (head_.size() < head_limit_) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_.size()));
     if (head_.size() + n > head_.capacity() && head_.size() + n > kGrowInPlaceAfter)
-      head_.reserve(static_cast<size_t>(std::min(head_limit_, kMaxReserve)));
+      // Room for the tail too: flatten() then joins in place, no copy.
+      head_.reserve(static_cast<size_t>(std::min(head_limit_ + tail_limit_, kMaxReserve)));
     head_.append(data, n);
     data += n;
     len -= n;
@@ -121,12 +122,19 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
 
 void Capture::flatten() {
   if (flat_ || ring_limit_ != tail_limit_) return;
-  std::string joined = kept();
-  flat_head_ = head_.size();
-  std::string().swap(head_);
+  // The tail is appended to the head, whose buffer was reserved with room
+  // for it: the kept bytes never exist twice.
+  size_t tail = result_tail_len();
+  size_t head = head_.size();
+  std::string joined = std::move(head_);
+  std::string().swap(head_);  // empty: read_at below reads the ring only
+  joined.resize(head + tail);
+  uint64_t pos = total_ - tail;
+  read_at(&pos, joined.data() + head, tail);
   std::vector<char>().swap(tail_);
   tail_start_ = 0;
   tail_len_ = 0;
+  flat_head_ = head;
   flat_ = std::move(joined);
 }
 
