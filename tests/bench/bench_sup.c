@@ -2,17 +2,26 @@
  * bench_sup: measures sup against the raw system calls it wraps, in one
  * process, interleaved, so that drift on a shared machine hits both sides.
  *
- *   bench_sup [--quick] [--rows LIST] [--writer PATH]
+ *   bench_sup [--quick] [--rows LIST] [--writer PATH] [--child PATH]
  *       Runs the rows (default all, LIST is comma-separated names from
- *       ROWS below) and prints one JSON object per row on stdout. Progress
+ *       ROWS below) and prints one JSON object per row on stdout. WRITER is
+ *       bench_writer, CHILD bench_child (both default to this program's
+ *       directory). Every baseline does sup's work by hand: a child started
+ *       with stdin from /dev/null, stdout and stderr in pipes read to EOF,
+ *       in a process group of its own; the capture rows also keep sup's
+ *       head and tail of the output. Progress
  *       goes to stderr. Exits non-zero when a result is malformed (wrong
  *       outcome, lost bytes, a child that would not start); durations are
  *       reported, never judged, so the smoke test cannot fail on a slow day.
  *
  *   bench_sup peer {raw|sup} {spawn|capture} COUNT
  *       The peer protocol shared with tests/bench/peers/: one "BENCH" line
- *       (see README.md there). "raw" is posix_spawn + waitpid / a read() loop,
+ *       (see README.md there). "raw" is posix_spawn as sup spawns (pipes read
+ *       to EOF, /dev/null stdin, own group) + waitpid / a bare read() loop,
  *       the limit every peer is compared with.
+ *
+ *   bench_sup rss {sup|keep|base} WRITER BYTES
+ *       One peak-RSS measurement, run by the rss row in a fresh process.
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
@@ -33,8 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +171,10 @@ static double smax(const samples *s) {
 }
 
 static void print_stats(const char *key, const samples *s) {
+  if (s->n == 0) {
+    printf("\"%s\":null", key);
+    return;
+  }
   printf("\"%s\":{\"n\":%zu,\"p50\":%.3f,\"p99\":%.3f,\"mean\":%.3f,"
          "\"min\":%.3f,\"max\":%.3f}",
          key, s->n, pct(s, 0.5), pct(s, 0.99), mean(s), smin(s), smax(s));
@@ -203,15 +219,105 @@ static int raw_wait(pid_t pid) {
   return st;
 }
 
-static void raw_true(void) {
-  char *argv[] = {(char *)TRUE_PATH, NULL};
-  int st = raw_wait(raw_spawn(TRUE_PATH, argv, NULL));
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw true: status %#x", st);
-}
-
 static pid_t raw_sleep(const char *secs) {
   char *argv[] = {(char *)SLEEP_PATH, (char *)secs, NULL};
   return raw_spawn(SLEEP_PATH, argv, NULL);
+}
+
+/* One /dev/null for every raw child, as sup keeps one: the child dup2s it
+ * instead of opening the path. */
+static int dev_null(void) {
+  static int fd = -1;
+  if (fd < 0 && (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+    die("open /dev/null: %s", strerror(errno));
+  return fd;
+}
+
+/* A child started the way sup starts one: stdin from /dev/null, stdout and
+ * stderr each into a pipe of their own, in a new process group. */
+typedef struct {
+  pid_t pid;
+  int out, err; /* read ends; -1 once at EOF and closed */
+} raw_child;
+
+static raw_child raw_start(const char *path, char *const argv[],
+                           char *const envp[]) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    die("pipe2: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, dev_null(), 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  raw_child c = {0, out[0], err[0]};
+  int rc = posix_spawn(&c.pid, path, &fa, &attr, argv, envp ? envp : environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) die("posix_spawn %s: %s", path, strerror(rc));
+  return c;
+}
+
+static void set_nonblocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+    die("fcntl O_NONBLOCK: %s", strerror(errno));
+}
+
+static int pidfd_of(pid_t pid) {
+  int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) die("pidfd_open %d: %s", (int)pid, strerror(errno));
+  return fd;
+}
+
+/* Reads what is in *fd into buf (discarding what does not fit); at EOF or
+ * an error closes it and sets it to -1. */
+static void raw_drain(int *fd, char *buf, size_t cap) {
+  ssize_t n = read(*fd, buf, cap);
+  if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
+  close(*fd);
+  *fd = -1;
+}
+
+/* Polls the child's pipes (and its pidfd, when pidfd >= 0) until both pipes
+ * are at EOF and the child has exited, then reaps it: sup's final result
+ * needs the same. Returns the wait status. */
+static int raw_finish(raw_child *c, int pidfd) {
+  static char buf[READ_CHUNK];
+  int exited = pidfd < 0;
+  while (c->out >= 0 || c->err >= 0 || !exited) {
+    struct pollfd pf[3] = {{c->out, POLLIN, 0}, {c->err, POLLIN, 0},
+                           {exited ? -1 : pidfd, POLLIN, 0}};
+    if (poll(pf, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll: %s", strerror(errno));
+    }
+    if (pf[0].revents) raw_drain(&c->out, buf, sizeof buf);
+    if (pf[1].revents) raw_drain(&c->err, buf, sizeof buf);
+    if (pf[2].revents) exited = 1;
+  }
+  if (pidfd < 0) return raw_wait(c->pid);
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) != 0)
+    if (errno != EINTR) die("waitid: %s", strerror(errno));
+  close(pidfd);
+  return info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status, 0)
+                                    : W_EXITCODE(0, info.si_status);
+}
+
+/* posix_spawn of /bin/true as sup spawns it, its pipes read to EOF, reaped. */
+static void raw_true(void) {
+  char *argv[] = {(char *)TRUE_PATH, NULL};
+  raw_child c = raw_start(TRUE_PATH, argv, NULL);
+  int st = raw_finish(&c, -1);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw true: status %#x", st);
 }
 
 /* What one capture cost: wall time from before the spawn until the child is
@@ -264,6 +370,143 @@ static capture_cost raw_capture(const char *writer, uint64_t bytes,
   if (total != bytes)
     die("raw capture: read %llu of %llu bytes", (unsigned long long)total,
         (unsigned long long)bytes);
+  return cost;
+}
+
+/* sup's default max_output_bytes: the raw loop below keeps as much. */
+#define SUP_DEFAULT_MAX_OUTPUT ((uint64_t)16 << 20)
+
+/* What sup keeps of a stream past its limit, done by hand: the first half
+ * of the limit, then the newest half in a ring, in one buffer of the limit;
+ * at the end the ring is rotated in place, so the kept bytes are one piece,
+ * as sup_result_output hands them out, with no second copy. */
+typedef struct {
+  size_t head_cap, ring_cap, head_len, ring_start, ring_len;
+  char *buf; /* head_cap bytes of head, then ring_cap of ring */
+  uint64_t total;
+} keeper;
+
+static void keeper_init(keeper *k, uint64_t limit) {
+  memset(k, 0, sizeof *k);
+  k->head_cap = (size_t)(limit / 2);
+  k->ring_cap = (size_t)(limit - limit / 2);
+  /* Untouched pages cost nothing: what is never written is never RSS. */
+  k->buf = malloc(limit ? (size_t)limit : 1);
+  if (k->buf == NULL) die("out of memory");
+}
+
+static void keeper_append(keeper *k, const char *d, size_t n) {
+  k->total += n;
+  if (k->head_len < k->head_cap) {
+    size_t m = n < k->head_cap - k->head_len ? n : k->head_cap - k->head_len;
+    memcpy(k->buf + k->head_len, d, m);
+    k->head_len += m;
+    d += m;
+    n -= m;
+  }
+  if (n == 0 || k->ring_cap == 0) return;
+  char *ring = k->buf + k->head_cap;
+  if (n >= k->ring_cap) {
+    memcpy(ring, d + (n - k->ring_cap), k->ring_cap);
+    k->ring_start = 0;
+    k->ring_len = k->ring_cap;
+    return;
+  }
+  size_t at = (k->ring_start + k->ring_len) % k->ring_cap;
+  size_t first = n < k->ring_cap - at ? n : k->ring_cap - at;
+  memcpy(ring + at, d, first);
+  memcpy(ring, d + first, n - first);
+  if (k->ring_len + n > k->ring_cap) {
+    k->ring_start = (k->ring_start + k->ring_len + n - k->ring_cap) % k->ring_cap;
+    k->ring_len = k->ring_cap;
+  } else {
+    k->ring_len += n;
+  }
+}
+
+static void reverse(char *a, size_t n) {
+  for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+    char t = a[i];
+    a[i] = a[j - 1];
+    a[j - 1] = t;
+  }
+}
+
+/* The kept bytes in one piece (the caller frees them); *len their length. */
+static char *keeper_join(keeper *k, size_t *len) {
+  char *ring = k->buf + k->head_cap;
+  if (k->ring_start != 0) {
+    /* Rotate left by ring_start: three reversals, no second buffer. */
+    reverse(ring, k->ring_start);
+    reverse(ring + k->ring_start, k->ring_cap - k->ring_start);
+    reverse(ring, k->ring_cap);
+    k->ring_start = 0;
+  }
+  *len = k->head_len + k->ring_len;
+  char *out = k->buf;
+  k->buf = NULL;
+  return out;
+}
+
+/* Reads one ready pipe as sup's loop does: a few 64 KiB reads per wakeup,
+ * stopping at a short read; keeps what it reads. */
+static void keep_pipe(int *fd, keeper *k, char *buf) {
+  for (int i = 0; i < 4; i++) {
+    ssize_t n = read(*fd, buf, READ_CHUNK);
+    if (n > 0) {
+      keeper_append(k, buf, (size_t)n);
+      if ((size_t)n < READ_CHUNK) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    close(*fd);
+    *fd = -1;
+    return;
+  }
+}
+
+/* The raw loop that does sup's work: the child started as sup starts it,
+ * both pipes polled and kept (head + newest tail, limit as sup's default),
+ * the kept stdout joined into one buffer. Timed from before the spawn to
+ * the reaped child with its bytes in hand. Returns the cost; *out_kept gets
+ * the joined stdout (the caller frees it). */
+static capture_cost keep_capture(const char *writer, uint64_t bytes,
+                                 char *const envp[], char **out_kept,
+                                 size_t *out_len) {
+  static char buf[READ_CHUNK];
+  double c0 = cpu_ms_self(), t0 = now_us();
+  char count[32];
+  snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+  char *argv[] = {(char *)writer, count, NULL};
+  raw_child c = raw_start(writer, argv, envp);
+  set_nonblocking(c.out);
+  set_nonblocking(c.err);
+  keeper out, err;
+  keeper_init(&out, SUP_DEFAULT_MAX_OUTPUT);
+  keeper_init(&err, SUP_DEFAULT_MAX_OUTPUT);
+  while (c.out >= 0 || c.err >= 0) {
+    struct pollfd pf[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll: %s", strerror(errno));
+    }
+    if (pf[0].revents) keep_pipe(&c.out, &out, buf);
+    if (pf[1].revents) keep_pipe(&c.err, &err, buf);
+  }
+  int st = raw_wait(c.pid);
+  size_t err_len;
+  *out_kept = keeper_join(&out, out_len);
+  free(keeper_join(&err, &err_len));
+  capture_cost cost = cost_since(t0, c0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("keep writer: status %#x", st);
+  if (out.total != bytes)
+    die("keep capture: read %llu of %llu bytes", (unsigned long long)out.total,
+        (unsigned long long)bytes);
+  uint64_t want = bytes < SUP_DEFAULT_MAX_OUTPUT ? bytes : SUP_DEFAULT_MAX_OUTPUT;
+  if (*out_len != want) die("keep capture: kept %zu bytes", *out_len);
+  for (size_t i = 0; i < *out_len; i++)
+    if ((*out_kept)[i] != 'x') die("keep capture: byte %zu is wrong", i);
   return cost;
 }
 
@@ -382,6 +625,7 @@ static void wait_sleeping(pid_t pid) {
 struct opts {
   int quick;
   char writer[PATH_MAX];
+  char child[PATH_MAX];
   char rows[256];
 };
 
@@ -507,70 +751,109 @@ static char **env_with_cpu(int cpu) {
 /* Pipe throughput depends on whether reader and writer share a CPU (2x
  * apart on a 2-core VM, and the scheduler picks either way at random), so
  * each placement is a row of its own: every thread of this process on the
- * first allowed CPU, and the writer on that same CPU, then on the next. */
+ * first allowed CPU, and the writer on that same CPU, then on the next.
+ * Each size is a row too, with three sides in turn: the bare read() loop
+ * (keeps nothing: the limit of the pipe), the raw loop that does sup's work
+ * (both pipes, group, head + tail kept and joined), and sup. */
 static void row_capture(const struct opts *o) {
-  uint64_t bytes = o->quick ? (uint64_t)8 << 20 : (uint64_t)1 << 30;
-  int rounds = o->quick ? 2 : 9;
-  char count[32];
-  snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+  static const uint64_t full_sizes[] = {64 << 10, 1 << 20, 16 << 20, 256 << 20,
+                                        1 << 30};
+  static const int full_rounds[] = {300, 200, 40, 9, 7};
+  static const uint64_t quick_sizes[] = {64 << 10, 1 << 20, 24 << 20};
+  static const int quick_rounds[] = {3, 3, 2};
+  const uint64_t *sizes = o->quick ? quick_sizes : full_sizes;
+  const int *rounds_of = o->quick ? quick_rounds : full_rounds;
+  size_t nsizes = o->quick ? 3 : 5;
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
     die("sched_getaffinity: %s", strerror(errno));
   int cpus[2], ncpus = 0;
   for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
     if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
-  /* The library's thread is created by the first spawn; it must exist
-   * before pinning, or it would escape it. */
+  /* The library's threads are created by the first spawn; they must exist
+   * before pinning, or they would escape it. */
   char *true_json = spec(TRUE_PATH, NULL, -1);
   sup_true(true_json);
   cJSON_free(true_json);
 
   for (int place = 0; place < ncpus; place++) {
-    const char *name = place == 0 ? "capture_1cpu" : "capture_2cpu";
+    const char *pname = place == 0 ? "1cpu" : "2cpu";
     int writer_cpu = cpus[place];
-    char *json = spec_env(o->writer, count, -1, writer_cpu);
     char **envp = env_with_cpu(writer_cpu);
     cpu_set_t host;
     CPU_ZERO(&host);
     CPU_SET(cpus[0], &host);
     pin_threads(&host);
-    samples raw = {0}, sup = {0}, raw_cpu = {0}, sup_cpu = {0};
-    note("%s: %d x %llu MiB per side, host on CPU %d, writer on CPU %d", name,
-         rounds, (unsigned long long)(bytes >> 20), cpus[0], writer_cpu);
-    for (int r = 0; r < rounds; r++) {
-      capture_cost c = raw_capture(o->writer, bytes, envp);
-      push(&raw, (double)bytes / c.secs / 1e6);
-      push(&raw_cpu, c.cpu_ms);
-      c = sup_capture(json, bytes);
-      push(&sup, (double)bytes / c.secs / 1e6);
-      push(&sup_cpu, c.cpu_ms);
+    for (size_t s = 0; s < nsizes; s++) {
+      uint64_t bytes = sizes[s];
+      int rounds = rounds_of[s];
+      char count[32];
+      snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+      char *json = spec_env(o->writer, count, -1, writer_cpu);
+      samples bare = {0}, keep = {0}, sup = {0}, bare_cpu = {0}, keep_cpu = {0},
+              sup_cpu = {0};
+      note("capture_%s: %d x %llu KiB per side, host on CPU %d, writer on "
+           "CPU %d", pname, rounds, (unsigned long long)(bytes >> 10), cpus[0],
+           writer_cpu);
+      for (int r = 0; r < rounds; r++) {
+        /* A new order each round, so no side always follows the same one. */
+        for (int k = 0; k < 3; k++) {
+          int side = (k + r) % 3;
+          capture_cost c;
+          if (side == 0) {
+            c = raw_capture(o->writer, bytes, envp);
+            push(&bare, (double)bytes / c.secs / 1e6);
+            push(&bare_cpu, c.cpu_ms);
+          } else if (side == 1) {
+            char *kept;
+            size_t len;
+            c = keep_capture(o->writer, bytes, envp, &kept, &len);
+            free(kept);
+            push(&keep, (double)bytes / c.secs / 1e6);
+            push(&keep_cpu, c.cpu_ms);
+          } else {
+            c = sup_capture(json, bytes);
+            push(&sup, (double)bytes / c.secs / 1e6);
+            push(&sup_cpu, c.cpu_ms);
+          }
+        }
+      }
+      cJSON_free(json);
+      printf("{\"row\":\"capture_%s_%llu\",\"placement\":\"%s\",\"unit\":"
+             "\"MB/s\",\"bytes\":%llu,\"kept_bytes\":%llu,\"host_cpu\":%d,"
+             "\"writer_cpu\":%d,",
+             pname, (unsigned long long)bytes, pname, (unsigned long long)bytes,
+             (unsigned long long)(bytes < SUP_DEFAULT_MAX_OUTPUT
+                                      ? bytes
+                                      : SUP_DEFAULT_MAX_OUTPUT),
+             cpus[0], writer_cpu);
+      finish_row("bare", &bare, "keep", &keep, "sup", &sup, "bare_cpu_ms",
+                 &bare_cpu, "keep_cpu_ms", &keep_cpu, "sup_cpu_ms", &sup_cpu,
+                 NULL);
     }
     pin_threads(&allowed);
     free(envp);
-    cJSON_free(json);
-    printf("{\"row\":\"%s\",\"unit\":\"MB/s\",\"bytes\":%llu,"
-           "\"host_cpu\":%d,\"writer_cpu\":%d,",
-           name, (unsigned long long)bytes, cpus[0], writer_cpu);
-    finish_row("baseline", &raw, "sup", &sup, "baseline_cpu_ms", &raw_cpu,
-               "sup_cpu_ms", &sup_cpu, NULL);
   }
 }
 
-/* sup_abort / sup_interrupt to final result, against kill + waitpid with the
- * same signal, alternating one of each. */
+/* sup_abort / sup_interrupt to final result, against what a program does
+ * with a child started as sup starts one: kill() of the group, poll on the
+ * pidfd and both pipes until exit and EOF, waitid. One of each, alternating. */
 static void row_stop(const struct opts *o, int abort_row) {
   const char *name = abort_row ? "abort" : "interrupt";
   int sig = abort_row ? SIGKILL : SIGTERM;
-  int n = o->quick ? 5 : 300;
+  int n = o->quick ? 5 : 1000;
   char *json = spec(SLEEP_PATH, "100", -1);
   samples raw = {0}, sup = {0};
   note("%s: %d per side", name, n);
   for (int i = 0; i < n; i++) {
-    pid_t pid = raw_sleep("100");
-    wait_sleeping(pid);
+    char *argv[] = {(char *)SLEEP_PATH, (char *)"100", NULL};
+    raw_child c = raw_start(SLEEP_PATH, argv, NULL);
+    int pidfd = pidfd_of(c.pid);
+    wait_sleeping(c.pid);
     double t0 = now_us();
-    kill(pid, sig);
-    int st = raw_wait(pid);
+    kill(-c.pid, sig);
+    int st = raw_finish(&c, pidfd);
     push(&raw, now_us() - t0);
     if (!WIFSIGNALED(st) || WTERMSIG(st) != sig)
       die("%s: raw child status %#x", name, st);
@@ -595,98 +878,250 @@ static void row_stop(const struct opts *o, int abort_row) {
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
-/* A silent child with an idle timeout, against a raw loop that polls the
- * child's pipes with the same deadline and then sends SIGTERM. */
-static void raw_idle(double threshold_ms, samples *signal_late,
-                     samples *final_late) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-    die("pipe2: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  char *argv[] = {(char *)SLEEP_PATH, (char *)"100", NULL};
-  double t0 = now_us();
-  pid_t pid = raw_spawn(SLEEP_PATH, argv, &fa);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  close(err[1]);
-  double deadline = t0 + threshold_ms * 1e3;
-  struct pollfd pf[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  for (;;) {
-    double left = deadline - now_us();
-    if (left <= 0) break;
-    struct timespec ts = {(time_t)(left / 1e6),
-                          (long)(fmod(left, 1e6) * 1e3)};
-    int n = ppoll(pf, 2, &ts, NULL);
-    if (n < 0 && errno != EINTR) die("ppoll: %s", strerror(errno));
-    if (n > 0) die("idle: the silent child wrote something");
-  }
-  double ts = now_us();
-  kill(pid, SIGTERM);
-  int st = raw_wait(pid);
-  double te = now_us();
-  close(out[0]);
-  close(err[0]);
-  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM)
-    die("idle: raw child status %#x", st);
-  push(signal_late, (ts - t0) / 1e3 - threshold_ms);
-  push(final_late, (te - t0) / 1e3 - threshold_ms);
+/* ---- deadlines: idle timeout and max runtime ---------------------------- */
+
+/* Both sides run bench_child, which stamps its last byte ("w NS", idle) and
+ * the SIGTERM's arrival ("t NS") with CLOCK_MONOTONIC, one clock for every
+ * process. Lateness is measured from the same instant on both sides:
+ *   idle:        the child's last write + the threshold (each side's idle
+ *                clock starts when it reads that byte, a little later, so
+ *                neither can be early by this measure unless it is wrong);
+ *   max runtime: the spawn call (posix_spawn / sup_spawn) + the threshold.
+ * Two lateness figures per child: the signal's arrival in the child, and the
+ * result in the caller (pipes at EOF and the child reaped; sup: sup_fd
+ * readable and sup_poll(p, 0) == 1).
+ *
+ * At hundreds of milliseconds per child, 1,000 children per side in a row
+ * would take minutes, so the children overlap: one starts every
+ * DEADLINE_GAP_MS, alternating raw and sup, all watched by one poll loop in
+ * this thread. The gap is chosen so that every deadline falls between two
+ * starts (100 and 200 are 4 and 8 mod 12): a start (half a millisecond in
+ * posix_spawn or sup_spawn) never delays a deadline's handling. Each raw
+ * child has its own timerfd, absolute and in nanoseconds, as sup's loop has
+ * one for all. */
+enum { DEADLINE_GAP_MS = 12, KIND_IDLE = 0, KIND_MAXRT = 1 };
+
+typedef struct {
+  int sup_side, done;
+  int64_t t_call, t_result; /* ns */
+  /* raw */
+  raw_child c;
+  int pidfd, tfd, exited, signaled, status;
+  /* sup */
+  sup_proc *p;
+  int sfd;
+  char text[128];
+  size_t len;
+} dl_job;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static double sigterm_at_ms(sup_proc *p) {
-  const char *r = sup_result(p);
-  cJSON *root = r ? cJSON_Parse(r) : NULL;
-  if (root == NULL) die("idle: result is not JSON: %s", r ? r : "(null)");
-  cJSON *sent = cJSON_GetObjectItemCaseSensitive(root, "signals_sent");
-  double at = NAN;
-  cJSON *s;
-  cJSON_ArrayForEach(s, sent) {
-    cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "signal");
-    cJSON *when = cJSON_GetObjectItemCaseSensitive(s, "at_ms");
-    if (cJSON_IsString(name) && strcmp(name->valuestring, "SIGTERM") == 0 &&
-        cJSON_IsNumber(when)) {
-      at = when->valuedouble;
+static void arm_at(int tfd, int64_t when) {
+  struct itimerspec its;
+  memset(&its, 0, sizeof its);
+  its.it_value.tv_sec = when / 1000000000;
+  its.it_value.tv_nsec = when % 1000000000;
+  if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+    die("timerfd_settime: %s", strerror(errno));
+}
+
+static void dl_start(dl_job *j, int kind, const char *child, int64_t thr_ns,
+                     const char *json) {
+  char *argv[] = {(char *)child, (char *)(kind == KIND_IDLE ? "idle" : "quiet"),
+                  NULL};
+  j->t_call = now_ns();
+  if (j->sup_side) {
+    j->p = sup_start(json);
+    j->sfd = sup_fd(j->p);
+    if (j->sfd < 0) die("sup_fd: %s", sup_strerror(j->sfd));
+    return;
+  }
+  j->c = raw_start(child, argv, NULL);
+  set_nonblocking(j->c.out);
+  set_nonblocking(j->c.err);
+  j->pidfd = pidfd_of(j->c.pid);
+  j->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (j->tfd < 0) die("timerfd_create: %s", strerror(errno));
+  /* Idle: armed from the spawn until the first byte is read, as sup does. */
+  arm_at(j->tfd, j->t_call + thr_ns);
+}
+
+/* The raw loop's reaction to its fds; returns 1 when the child is done. */
+static int dl_raw_event(dl_job *j, int which, int64_t thr_ns, int kind) {
+  if (which == 0 || which == 1) {
+    int *fd = which == 0 ? &j->c.out : &j->c.err;
+    for (;;) {
+      char buf[256];
+      ssize_t n = read(*fd, buf, sizeof buf);
+      if (n > 0) {
+        if (which == 0) {
+          size_t room = sizeof j->text - 1 - j->len;
+          size_t m = (size_t)n < room ? (size_t)n : room;
+          memcpy(j->text + j->len, buf, m);
+          j->len += m;
+        }
+        /* Activity moves the idle deadline, until the signal is sent. */
+        if (kind == KIND_IDLE && !j->signaled) arm_at(j->tfd, now_ns() + thr_ns);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      close(*fd);
+      *fd = -1;
       break;
     }
+  } else if (which == 2) {
+    uint64_t x;
+    (void)!read(j->tfd, &x, sizeof x);
+    if (!j->signaled) {
+      kill(-j->c.pid, SIGTERM);
+      j->signaled = 1;
+    }
+  } else {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    while (waitid(P_PIDFD, (id_t)j->pidfd, &info, WEXITED) != 0)
+      if (errno != EINTR) die("waitid: %s", strerror(errno));
+    j->exited = 1;
+    j->status = info.si_code == CLD_KILLED ? info.si_status : -1;
   }
-  cJSON_Delete(root);
-  if (isnan(at)) die("idle: no SIGTERM with at_ms in signals_sent: %s", r);
-  return at;
+  return j->exited && j->c.out < 0 && j->c.err < 0;
 }
 
-static void row_idle(const struct opts *o) {
-  const long threshold = 100;
-  int n = o->quick ? 3 : 100;
-  char *json = spec(SLEEP_PATH, "100", threshold);
-  samples raw_sig = {0}, raw_fin = {0}, sup_sig = {0}, sup_fin = {0},
-          sup_dur = {0};
-  int early = 0;
-  note("idle: %d per side, threshold %ld ms", n, threshold);
-  for (int i = 0; i < n; i++) {
-    raw_idle((double)threshold, &raw_sig, &raw_fin);
+static int64_t parse_stamp(const char *text, char tag, const char *what) {
+  for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : s)
+    if (s[0] == tag && s[1] == ' ') return strtoll(s + 2, NULL, 10);
+  die("%s: the child's output has no '%c' stamp: '%s'", what, tag, text);
+  return 0;
+}
 
-    double t0 = now_us();
-    sup_proc *p = sup_start(json);
-    sup_finish(p);
-    double late = (now_us() - t0) / 1e3 - (double)threshold;
-    expect_outcome(p, SUP_OUTCOME_IDLE_TIMEOUT, "idle");
-    double at = sigterm_at_ms(p) - (double)threshold;
-    double dur = sup_result_duration_ms(p) - (double)threshold;
-    early += at < 0 || dur < 0 || late < 0;
-    push(&sup_fin, late);
-    push(&sup_sig, at);
-    push(&sup_dur, dur);
-    sup_release(p);
+static void row_deadline(const struct opts *o, int kind, const char *child) {
+  const char *name = kind == KIND_IDLE ? "idle" : "max_runtime";
+  const long thr_ms = kind == KIND_IDLE ? 100 : 200;
+  const int64_t thr_ns = (int64_t)thr_ms * 1000000;
+  int per_side = o->quick ? 5 : 1000, total = 2 * per_side;
+  cJSON *spec_o = cJSON_CreateObject();
+  cJSON *argv = cJSON_AddArrayToObject(spec_o, "argv");
+  cJSON_AddItemToArray(argv, cJSON_CreateString(child));
+  cJSON_AddItemToArray(argv,
+                       cJSON_CreateString(kind == KIND_IDLE ? "idle" : "quiet"));
+  cJSON_AddNumberToObject(spec_o, kind == KIND_IDLE ? "idle_timeout_ms"
+                                                    : "max_runtime_ms",
+                          (double)thr_ms);
+  char *json = cJSON_PrintUnformatted(spec_o);
+  cJSON_Delete(spec_o);
+  dl_job *jobs = xcalloc((size_t)total, sizeof *jobs);
+  samples sig[2] = {{0}}, res[2] = {{0}}, sup_own = {0};
+  int early[2] = {0, 0};
+  note("%s: %d per side, threshold %ld ms, one start every %d ms", name,
+       per_side, thr_ms, DEADLINE_GAP_MS);
+
+  int started = 0, finished = 0, live = 0, first_live = 0;
+  int64_t next_start = now_ns();
+  struct pollfd *pf = xcalloc((size_t)total * 4, sizeof *pf);
+  int *owner = xcalloc((size_t)total * 4, sizeof *owner);
+  while (finished < total) {
+    int64_t now = now_ns();
+    if (started < total && now >= next_start) {
+      dl_job *j = &jobs[started];
+      j->sup_side = started % 2;
+      dl_start(j, kind, child, thr_ns, json);
+      started++;
+      live++;
+      next_start += (int64_t)DEADLINE_GAP_MS * 1000000;
+      continue;
+    }
+    nfds_t n = 0;
+    while (first_live < started && jobs[first_live].done) first_live++;
+    for (int i = first_live; i < started; i++) {
+      dl_job *j = &jobs[i];
+      if (j->done) continue;
+      if (j->sup_side) {
+        pf[n] = (struct pollfd){j->sfd, POLLIN, 0};
+        owner[n++] = i * 4;
+      } else {
+        int fds[4] = {j->c.out, j->c.err, j->signaled ? -1 : j->tfd,
+                      j->exited ? -1 : j->pidfd};
+        for (int k = 0; k < 4; k++) {
+          pf[n] = (struct pollfd){fds[k], POLLIN, 0};
+          owner[n++] = i * 4 + k;
+        }
+      }
+    }
+    struct timespec ts, *tsp = NULL;
+    if (started < total) {
+      int64_t left = next_start - now_ns();
+      if (left < 0) left = 0;
+      ts.tv_sec = left / 1000000000;
+      ts.tv_nsec = left % 1000000000;
+      tsp = &ts;
+    }
+    int rc = ppoll(pf, n, tsp, NULL);
+    if (rc < 0 && errno != EINTR) die("ppoll: %s", strerror(errno));
+    for (nfds_t k = 0; rc > 0 && k < n; k++) {
+      if (!pf[k].revents) continue;
+      dl_job *j = &jobs[owner[k] / 4];
+      if (j->done) continue;
+      int fin;
+      if (j->sup_side) {
+        int r = sup_poll(j->p, 0);
+        if (r < 0) die("%s: sup_poll: %s", name, sup_strerror(r));
+        fin = r == 1;
+      } else {
+        fin = dl_raw_event(j, owner[k] % 4, thr_ns, kind);
+      }
+      if (!fin) continue;
+      j->t_result = now_ns();
+      j->done = 1;
+      finished++;
+      live--;
+      if (j->sup_side) {
+        expect_outcome(j->p, kind == KIND_IDLE ? SUP_OUTCOME_IDLE_TIMEOUT
+                                               : SUP_OUTCOME_MAX_RUNTIME,
+                       name);
+        if (sup_result_term_signal(j->p) != SIGTERM)
+          die("%s: %s", name, sup_result(j->p));
+        size_t len = 0;
+        const char *out = sup_result_output(j->p, SUP_STDOUT, &len);
+        if (out == NULL) die("%s: no output", name);
+        j->len = len < sizeof j->text - 1 ? len : sizeof j->text - 1;
+        memcpy(j->text, out, j->len);
+        int sigs[4];
+        double at[4];
+        int ns = sup_result_signals(j->p, sigs, at, 4);
+        if (ns >= 1 && sigs[0] == SIGTERM && kind == KIND_MAXRT)
+          push(&sup_own, at[0] - (double)thr_ms);
+        sup_release(j->p);
+        j->p = NULL;
+      } else {
+        if (j->status != SIGTERM) die("%s: raw child status %d", name, j->status);
+        close(j->tfd);
+        close(j->pidfd);
+      }
+      j->text[j->len] = '\0';
+      int64_t base = (kind == KIND_IDLE ? parse_stamp(j->text, 'w', name)
+                                        : j->t_call) + thr_ns;
+      double late_sig = (double)(parse_stamp(j->text, 't', name) - base) / 1e6;
+      double late_res = (double)(j->t_result - base) / 1e6;
+      early[j->sup_side] += late_sig < 0 || late_res < 0;
+      push(&sig[j->sup_side], late_sig);
+      push(&res[j->sup_side], late_res);
+    }
   }
+  (void)live;
+  free(pf);
+  free(owner);
+  free(jobs);
   cJSON_free(json);
-  printf("{\"row\":\"idle\",\"unit\":\"ms\",\"threshold_ms\":%ld,"
-         "\"early\":%d,",
-         threshold, early);
-  finish_row("baseline", &raw_fin, "baseline_signal", &raw_sig, "sup", &sup_fin,
-             "sup_signal", &sup_sig, "sup_duration", &sup_dur, NULL);
+  printf("{\"row\":\"%s\",\"unit\":\"ms\",\"threshold_ms\":%ld,"
+         "\"gap_ms\":%d,\"early\":%d,\"baseline_early\":%d,",
+         name, thr_ms, DEADLINE_GAP_MS, early[1], early[0]);
+  finish_row("baseline_signal", &sig[0], "baseline", &res[0], "sup_signal",
+             &sig[1], "sup", &res[1], "sup_own_clock", &sup_own, NULL);
 }
 
 static void raise_limits(int children) {
@@ -859,6 +1294,311 @@ static void row_capacity(const struct opts *o) {
   finish_row("peak_spawn_baseline", &raw_peak, "peak_spawn_sup", &sup_peak, NULL);
 }
 
+/* ---- scale: many chatty children ---------------------------------------- */
+
+/* bench_child chatty writes 64-byte lines. */
+enum { SCALE_LINE = 64, SCALE_PERIOD_MS = 100 };
+
+static uint64_t count_lines(const char *buf, size_t n) {
+  uint64_t lines = 0;
+  for (const char *p = buf, *end = buf + n; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+    lines++;
+  return lines;
+}
+
+typedef struct {
+  double cpu_ms;
+  long csw;
+  uint64_t lines;
+  double seconds, spawn_s;
+  int children;
+} scale_result;
+
+/* One side of the scale row: `n` children each writing a line every 100 ms,
+ * watched for `window_s` after `settle_s`. mode 0: sup with a live reader
+ * (sup_output_fd in one epoll, sup_output_read until empty, lines counted);
+ * mode 1: sup capturing, nobody reading; mode 2: raw, the same children
+ * started as sup starts them, their stdout and stderr in one epoll, read and
+ * lines counted. CPU is getrusage(RUSAGE_SELF), every thread of this process
+ * (the library's too), none of the children's. */
+static scale_result scale_side(int mode, int n, double settle_s,
+                               double window_s, const char *child) {
+  static char buf[READ_CHUNK];
+  raise_limits(n);
+  scale_result r = {0};
+  r.children = n;
+  char period[16];
+  snprintf(period, sizeof period, "%d", SCALE_PERIOD_MS);
+  char *argv[] = {(char *)child, (char *)"chatty", period, NULL};
+  char *json = spec(child, "chatty", -1);
+  {
+    /* spec() takes two argv items; the period is the third. */
+    cJSON *o = cJSON_Parse(json);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(o, "argv"), cJSON_CreateString(period));
+    cJSON_free(json);
+    json = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+  }
+  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
+  raw_child *raws = xcalloc((size_t)n, sizeof *raws);
+  uint64_t *pos = xcalloc((size_t)n, sizeof *pos);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) die("epoll_create1: %s", strerror(errno));
+  double t0 = now_us();
+  for (int i = 0; i < n; i++) {
+    struct epoll_event ev = {.events = EPOLLIN};
+    if (mode == 2) {
+      raws[i] = raw_start(child, argv, NULL);
+      set_nonblocking(raws[i].out);
+      set_nonblocking(raws[i].err);
+      ev.data.u64 = (uint64_t)i * 2;
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, raws[i].out, &ev) != 0)
+        die("epoll_ctl: %s", strerror(errno));
+      ev.data.u64 = (uint64_t)i * 2 + 1;
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, raws[i].err, &ev) != 0)
+        die("epoll_ctl: %s", strerror(errno));
+      continue;
+    }
+    char err[256];
+    int rc = sup_spawn_ex(json, &procs[i], err, sizeof err);
+    if (rc < 0) die("scale: child %d: %s (%s)", i, sup_strerror(rc), err);
+    if (mode == 0) {
+      int fd = sup_output_fd(procs[i], SUP_STDOUT);
+      if (fd < 0) die("sup_output_fd: %s", sup_strerror(fd));
+      ev.data.u64 = (uint64_t)i * 2;
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+        die("epoll_ctl: %s", strerror(errno));
+    }
+  }
+  r.spawn_s = (now_us() - t0) / 1e6;
+
+  /* The reader runs through the settling time and the window alike; the
+   * counters are read at the window's edges. */
+  double phase_end[2] = {now_us() + settle_s * 1e6, 0};
+  double cpu0 = 0, w_start = 0;
+  long csw0 = 0;
+  uint64_t lines = 0, lines0 = 0, total0 = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    if (phase == 1) {
+      if (mode == 1)
+        for (int i = 0; i < n; i++)
+          total0 += (uint64_t)sup_output_total(procs[i], SUP_STDOUT);
+      lines0 = lines;
+      csw0 = csw_self();
+      cpu0 = cpu_ms_self();
+      w_start = now_us();
+      phase_end[1] = w_start + window_s * 1e6;
+    }
+    for (;;) {
+      double left_ms = (phase_end[phase] - now_us()) / 1e3;
+      if (left_ms <= 0) break;
+      if (mode == 1) {
+        sleep_us(left_ms * 1e3);
+        continue;
+      }
+      struct epoll_event evs[256];
+      int k = epoll_wait(ep, evs, 256, (int)ceil(left_ms));
+      if (k < 0 && errno != EINTR) die("epoll_wait: %s", strerror(errno));
+      for (int e = 0; e < k; e++) {
+        int i = (int)(evs[e].data.u64 / 2);
+        if (mode == 0) {
+          for (;;) {
+            size_t got = 0;
+            int rc = sup_output_read(procs[i], SUP_STDOUT, &pos[i], buf, sizeof buf, &got);
+            if (rc < 0) die("sup_output_read: %s", sup_strerror(rc));
+            if (got == 0) break;
+            lines += count_lines(buf, got);
+          }
+        } else {
+          int fd = evs[e].data.u64 % 2 ? raws[i].err : raws[i].out;
+          for (;;) {
+            ssize_t got = read(fd, buf, sizeof buf);
+            if (got > 0) {
+              lines += count_lines(buf, (size_t)got);
+              continue;
+            }
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0 && errno == EAGAIN) break;
+            die("scale: a raw child's pipe closed early");
+          }
+        }
+      }
+    }
+  }
+  r.cpu_ms = cpu_ms_self() - cpu0;
+  r.csw = csw_self() - csw0;
+  r.seconds = (now_us() - w_start) / 1e6;
+  if (mode == 1) {
+    uint64_t total1 = 0;
+    for (int i = 0; i < n; i++)
+      total1 += (uint64_t)sup_output_total(procs[i], SUP_STDOUT);
+    r.lines = (total1 - total0) / SCALE_LINE;
+  } else {
+    r.lines = lines - lines0;
+  }
+
+  close(ep);
+  for (int i = 0; i < n; i++) {
+    if (mode == 2) {
+      kill(-raws[i].pid, SIGKILL);
+    } else {
+      if (sup_poll(procs[i], 0) != 0)
+        die("scale: child %d ended early: %s", i, sup_result(procs[i]));
+      sup_abort(procs[i]);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (mode == 2) {
+      close(raws[i].out);
+      close(raws[i].err);
+      raw_wait(raws[i].pid);
+    } else {
+      sup_finish(procs[i]);
+      expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "scale");
+      sup_release(procs[i]);
+    }
+  }
+  free(procs);
+  free(raws);
+  free(pos);
+  cJSON_free(json);
+  return r;
+}
+
+static void print_scale(const char *key, const scale_result *r) {
+  printf("\"%s\":{\"children\":%d,\"seconds\":%.3f,\"lines\":%llu,"
+         "\"cpu_ms\":%.3f,\"context_switches\":%ld,\"spawn_s\":%.3f,"
+         "\"us_per_line\":%.4f,\"csw_per_s\":%.1f}",
+         key, r->children, r->seconds, (unsigned long long)r->lines, r->cpu_ms,
+         r->csw, r->spawn_s, r->lines ? r->cpu_ms * 1e3 / (double)r->lines : -1.0,
+         (double)r->csw / r->seconds);
+}
+
+static void row_scale(const struct opts *o) {
+  int n = o->quick ? 50 : 2000;
+  double settle = o->quick ? 0.3 : 1.0, window = o->quick ? 1.0 : 5.0;
+  note("scale: %d children, a line every %d ms, %.0f s window per side", n,
+       SCALE_PERIOD_MS, window);
+  scale_result raw = scale_side(2, n, settle, window, o->child);
+  scale_result reader = scale_side(0, n, settle, window, o->child);
+  scale_result capture = scale_side(1, n, settle, window, o->child);
+  printf("{\"row\":\"scale\",\"period_ms\":%d,\"line_bytes\":%d,",
+         SCALE_PERIOD_MS, SCALE_LINE);
+  print_scale("baseline", &raw);
+  putchar(',');
+  print_scale("sup", &reader);
+  putchar(',');
+  print_scale("sup_capture", &capture);
+  printf("}\n");
+  fflush(stdout);
+}
+
+/* ---- peak RSS with a large output --------------------------------------- */
+
+static long vmhwm_kib(void) {
+  FILE *f = fopen("/proc/self/status", "re");
+  if (f == NULL) die("cannot open /proc/self/status");
+  char line[256];
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  fclose(f);
+  if (kib < 0) die("no VmHWM in /proc/self/status");
+  return kib;
+}
+
+/* bench_sup rss {sup|keep|base} WRITER BYTES, in a fresh process: captures
+ * BYTES from the writer (sup at its defaults, through sup_result and
+ * sup_result_output; keep: the raw head + tail loop; base: sup on /bin/true,
+ * the process's own footprint) and prints the peak RSS. */
+static int rss_main(int argc, char **argv) {
+  if (argc != 5) die("usage: bench_sup rss {sup|keep|base} WRITER BYTES");
+  const char *mode = argv[2], *writer = argv[3];
+  unsigned long long bytes = strtoull(argv[4], NULL, 10);
+  size_t kept = 0;
+  if (strcmp(mode, "keep") == 0) {
+    char *out;
+    keep_capture(writer, bytes, NULL, &out, &kept);
+    free(out);
+    /* keep_capture checked every byte: the buffer was in hand. */
+  } else if (strcmp(mode, "sup") == 0 || strcmp(mode, "base") == 0) {
+    int base = strcmp(mode, "base") == 0;
+    char *json = base ? spec(TRUE_PATH, NULL, -1) : spec(writer, argv[4], -1);
+    sup_proc *p = sup_start(json);
+    sup_finish(p);
+    expect_outcome(p, SUP_OUTCOME_EXITED, "rss");
+    const char *r = sup_result(p);
+    const char *out = sup_result_output(p, SUP_STDOUT, &kept);
+    if (r == NULL || out == NULL) die("rss: no result");
+    if (!base && (uint64_t)sup_output_total(p, SUP_STDOUT) != bytes)
+      die("rss: sup counted %lld of %llu bytes",
+          (long long)sup_output_total(p, SUP_STDOUT), bytes);
+    printf("{\"vmhwm_kib\":%ld,\"kept\":%zu,\"result_json_bytes\":%zu}\n",
+           vmhwm_kib(), kept, strlen(r));
+    sup_release(p);
+    cJSON_free(json);
+    return 0;
+  } else {
+    die("unknown rss mode '%s'", mode);
+  }
+  printf("{\"vmhwm_kib\":%ld,\"kept\":%zu,\"result_json_bytes\":0}\n",
+         vmhwm_kib(), kept);
+  return 0;
+}
+
+/* Runs `bench_sup rss MODE ...` in a fresh process; returns its VmHWM. */
+static long rss_run(const char *mode, const char *writer, uint64_t bytes,
+                    size_t *kept) {
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
+  self[len] = '\0';
+  char count[32];
+  snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+  char *argv[] = {self, (char *)"rss", (char *)mode, (char *)writer, count, NULL};
+  raw_child c = raw_start(self, argv, NULL);
+  char out[512];
+  size_t got = 0;
+  for (;;) {
+    ssize_t n = read(c.out, out + got, sizeof out - 1 - got);
+    if (n > 0) {
+      got += (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  out[got] = '\0';
+  close(c.out);
+  close(c.err);
+  int st = raw_wait(c.pid);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("rss %s: status %#x", mode, st);
+  long kib = -1;
+  unsigned long long k = 0;
+  if (sscanf(out, "{\"vmhwm_kib\":%ld,\"kept\":%llu", &kib, &k) != 2)
+    die("rss %s: unexpected output '%s'", mode, out);
+  *kept = (size_t)k;
+  return kib;
+}
+
+static void row_rss(const struct opts *o) {
+  uint64_t bytes = o->quick ? (uint64_t)64 << 20 : (uint64_t)1 << 30;
+  int reps = o->quick ? 1 : 3;
+  samples sup = {0}, keep = {0}, base = {0};
+  size_t kept = 0, k;
+  note("rss: %d fresh processes per side, %llu MiB of output", reps,
+       (unsigned long long)(bytes >> 20));
+  for (int i = 0; i < reps; i++) {
+    push(&base, (double)rss_run("base", o->writer, bytes, &k));
+    push(&keep, (double)rss_run("keep", o->writer, bytes, &k));
+    push(&sup, (double)rss_run("sup", o->writer, bytes, &kept));
+    if (k != kept) die("rss: raw kept %zu bytes, sup %zu", k, kept);
+  }
+  printf("{\"row\":\"rss\",\"unit\":\"KiB\",\"bytes\":%llu,\"kept_bytes\":%zu,",
+         (unsigned long long)bytes, kept);
+  finish_row("base", &base, "baseline", &keep, "sup", &sup, NULL);
+}
+
 /* ---- peer protocol ------------------------------------------------------ */
 
 static int peer(int argc, char **argv) {
@@ -919,25 +1659,28 @@ static int peer(int argc, char **argv) {
 
 /* ---- main --------------------------------------------------------------- */
 
-static void default_writer(char *out, size_t cap) {
+static void default_helper(char *out, size_t cap, const char *name) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
   self[n] = '\0';
   char *slash = strrchr(self, '/');
   if (slash) *slash = '\0';
-  if ((size_t)snprintf(out, cap, "%s/bench_writer", self) >= cap)
+  if ((size_t)snprintf(out, cap, "%s/%s", self, name) >= cap)
     die("path too long");
 }
 
-static const char *const ROWS[] = {"spawn", "heap", "capture", "abort",
-                                   "interrupt", "idle", "cpu", "capacity"};
+static const char *const ROWS[] = {"spawn",       "heap",  "capture", "abort",
+                                   "interrupt",   "idle",  "max_runtime",
+                                   "cpu",         "capacity", "rss", "scale"};
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "rss") == 0) return rss_main(argc, argv);
 
   struct opts o = {0};
-  default_writer(o.writer, sizeof o.writer);
+  default_helper(o.writer, sizeof o.writer, "bench_writer");
+  default_helper(o.child, sizeof o.child, "bench_child");
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       o.quick = 1;
@@ -945,12 +1688,16 @@ int main(int argc, char **argv) {
       snprintf(o.rows, sizeof o.rows, "%s", argv[++i]);
     } else if (strcmp(argv[i], "--writer") == 0 && i + 1 < argc) {
       snprintf(o.writer, sizeof o.writer, "%s", argv[++i]);
+    } else if (strcmp(argv[i], "--child") == 0 && i + 1 < argc) {
+      snprintf(o.child, sizeof o.child, "%s", argv[++i]);
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--rows spawn,heap,capture,abort,"
-              "interrupt,idle,cpu,capacity] [--writer PATH]\n"
-              "       %s peer {raw|sup} {spawn|capture} COUNT\n",
-              argv[0], argv[0]);
+              "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
+              "                 [--writer PATH] [--child PATH]\n"
+              "       %s peer {raw|sup} {spawn|capture} COUNT\n"
+              "       %s rss {sup|keep|base} WRITER BYTES\n",
+              argv[0], argv[0], argv[0]);
       return 2;
     }
   }
@@ -964,6 +1711,8 @@ int main(int argc, char **argv) {
   }
   if (access(o.writer, X_OK) != 0)
     die("writer %s: %s (pass --writer)", o.writer, strerror(errno));
+  if (access(o.child, X_OK) != 0)
+    die("child %s: %s (pass --child)", o.child, strerror(errno));
   if (sup_version() != SUP_VERSION_NUMBER)
     die("header is version %d, library %d", SUP_VERSION_NUMBER,
         sup_version());
@@ -975,9 +1724,12 @@ int main(int argc, char **argv) {
   if (row_wanted(&o, "capture")) row_capture(&o);
   if (row_wanted(&o, "abort")) row_stop(&o, 1);
   if (row_wanted(&o, "interrupt")) row_stop(&o, 0);
-  if (row_wanted(&o, "idle")) row_idle(&o);
+  if (row_wanted(&o, "idle")) row_deadline(&o, KIND_IDLE, o.child);
+  if (row_wanted(&o, "max_runtime")) row_deadline(&o, KIND_MAXRT, o.child);
   if (row_wanted(&o, "cpu")) row_cpu(&o);
+  if (row_wanted(&o, "scale")) row_scale(&o);
   if (row_wanted(&o, "capacity")) row_capacity(&o);
+  if (row_wanted(&o, "rss")) row_rss(&o);
   /* Last: after the 2 GiB heap is freed nothing else runs, so no other row
    * inherits a fragmented or swollen address space. */
   if (row_wanted(&o, "heap")) row_heap(&o);

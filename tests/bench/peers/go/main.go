@@ -1,7 +1,8 @@
 // Go os/exec peer: peer_go {spawn|capture} COUNT, printing one BENCH line
 // (see ../README.md). spawn runs /bin/true with stdout and stderr captured in
 // bytes.Buffers (cmd.Run), as a Go program capturing a command would;
-// capture reads SUP_BENCH_WRITER's stdout through cmd.StdoutPipe.
+// capture reads SUP_BENCH_WRITER's stdout through cmd.StdoutPipe; scale is
+// the naive way to watch many chatty children (scale.go).
 package main
 
 import (
@@ -66,7 +67,7 @@ func capture(writer, count string) uint64 {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintf(os.Stderr, "usage: %s {spawn|capture} COUNT\n", os.Args[0])
+		fmt.Fprintf(os.Stderr, "usage: %s {spawn|capture|scale} COUNT\n", os.Args[0])
 		os.Exit(2)
 	}
 	count, err := strconv.ParseUint(os.Args[2], 10, 64)
@@ -101,6 +102,8 @@ func main() {
 		}
 		fmt.Printf("BENCH impl=go version=%s mode=capture count=%d bytes=%d seconds=%.6f\n",
 			runtime.Version(), count, got, secs)
+	case "scale":
+		scale(int(count))
 	default:
 		fmt.Fprintf(os.Stderr, "peer_go: unknown mode %q\n", os.Args[1])
 		os.Exit(2)
