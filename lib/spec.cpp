@@ -107,33 +107,56 @@ struct NulString {
   bool is_key;
 };
 
+bool is_hex(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+
+// At "\u": would cJSON make a NUL of it? It does for \u0000, and (1.7.15)
+// for a \u not followed by four hex digits.
+bool nul_escape(const char* p) {
+  for (int i = 2; i < 6; ++i)
+    if (!is_hex(p[i])) return true;
+  return std::strncmp(p + 2, "0000", 4) == 0;
+}
+
+// Steps over a string's raw text from just after its opening quote; returns
+// the number of escapes in it that become a NUL.
+size_t skip_string(const char*& p) {
+  size_t nuls = 0;
+  while (*p != '\0' && *p != '"') {
+    if (*p == '\\' && p[1] != '\0') {
+      if (p[1] == 'u' && nul_escape(p)) ++nuls;
+      p += 2;
+    } else {
+      ++p;
+    }
+  }
+  return nuls;
+}
+
+// cJSON's own leading skips: a UTF-8 byte order mark, then any byte up to
+// 0x20 counts as white space.
+const char* skip_bom(const char* p) { return std::strncmp(p, "\xEF\xBB\xBF", 3) == 0 ? p + 3 : p; }
+
 class NulFinder {
  public:
-  explicit NulFinder(const char* text) : p_(text) {}
+  explicit NulFinder(const char* text) : p_(skip_bom(text)) {}
   std::vector<NulString> run() {
     value("");
     return std::move(found_);
   }
+  size_t nuls() const noexcept { return nuls_; }
 
  private:
   void ws() {
-    while (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r') ++p_;
+    while (*p_ != '\0' && static_cast<unsigned char>(*p_) <= 0x20) ++p_;
   }
   // At an opening quote: steps past the string, returns its raw span.
   bool string(const char** begin, const char** end) {
-    bool nul = false;
     *begin = ++p_;
-    while (*p_ != '\0' && *p_ != '"') {
-      if (*p_ == '\\' && p_[1] != '\0') {
-        if (p_[1] == 'u' && std::strncmp(p_ + 2, "0000", 4) == 0) nul = true;
-        p_ += 2;
-      } else {
-        ++p_;
-      }
-    }
+    size_t n = skip_string(p_);
+    nuls_ += n;
     *end = p_;
     if (*p_ == '"') ++p_;
-    return nul;
+    return n > 0;
   }
   void value(const std::string& path) {
     ws();
@@ -174,7 +197,20 @@ class NulFinder {
 
   const char* p_;
   std::vector<NulString> found_;
+  size_t nuls_ = 0;
 };
+
+// Every NUL escape in every string, by the quotes alone: outside strings
+// JSON has no quote, so this count cannot be fooled by structure.
+size_t count_nul_escapes(const char* p) {
+  size_t nuls = 0;
+  while (*p != '\0') {
+    if (*p++ != '"') continue;
+    nuls += skip_string(p);
+    if (*p == '"') ++p;
+  }
+  return nuls;
+}
 
 unsigned hex4(const char* s) {
   unsigned v = 0;
@@ -245,8 +281,19 @@ std::string decode_json_string(const char* s, const char* end) {
 // are); anywhere else a NUL would silently cut an argument, a variable or a
 // path, so it is an error naming the key.
 void check_nul_strings(const char* json, Spec& spec) {
-  if (std::strstr(json, "u0000") == nullptr) return;
-  for (const NulString& s : NulFinder(json).run()) {
+  size_t expected = count_nul_escapes(json);
+  if (expected == 0) return;
+  NulFinder finder(json);
+  std::vector<NulString> found = finder.run();
+  // A walk that lost its way in text cJSON accepted must not let a NUL by.
+  if (finder.nuls() != expected) fail("spec", "a string holds NUL (\\u0000) or a \\u escape without four hex digits");
+  for (const NulString& s : found) {
+    for (const char* p = s.begin; p + 1 < s.end; ++p) {
+      if (*p != '\\') continue;
+      if (p[1] == 'u' && nul_escape(p) && std::strncmp(p + 2, "0000", 4) != 0)
+        fail(s.path.empty() ? "spec" : s.path, "a \\u escape needs four hex digits");
+      ++p;
+    }
     if (!s.is_key && s.path == "stdin.data" && spec.stdin_mode == StdinMode::data) {
       spec.stdin_data = decode_json_string(s.begin, s.end);
       continue;

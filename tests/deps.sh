@@ -3,7 +3,8 @@
 # Usage: tests/deps.sh [extra Debian packages...]
 set -euo pipefail
 
-packages=(meson ninja-build pkg-config gcc g++ python3 libuv1-dev libcjson-dev libgtest-dev fuse3 python3-fusepy "$@")
+packages=(meson ninja-build pkg-config gcc g++ clang python3 libuv1-dev libcjson-dev libgtest-dev
+          fuse3 python3-fusepy lua5.4 liblua5.4-dev lua-luv valgrind libclang-rt-14-dev "$@")
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -161,6 +161,23 @@ TEST(Bytes, NulElsewhereIsAnErrorNamingTheKey) {
     EXPECT_EQ(f.part, SUP_PART_SPEC) << c.spec;
     EXPECT_EQ(f.detail.rfind(c.key, 0), 0u) << c.spec << " -> " << f.detail;
   }
+  // What the fuzzer found: cJSON also makes a NUL of a \u without four hex
+  // digits, skips a byte order mark and takes any byte up to 0x20 as white
+  // space; none of these may let a NUL cut a string short.
+  struct Case2 {
+    std::string spec;
+    const char* key;
+  } found[] = {
+      {"{\"argv\": [\"echo\", \"abc\\uZZZZdef\"]}", "spec: argv[1]: "},
+      {"{\"argv\": [\"cat\"], \"stdin\": {\"data\": \"x\\u00zzy\"}}", "spec: stdin.data: "},
+      {"\xEF\xBB\xBF{\"argv\": [\"echo\", \"a\\u0000b\"]}", "spec: argv[1]: "},
+      {"{\"argv\":[\"echo\"],\"env\":\x11{\"A\":\"\\u0000\"}}", "spec: env.A: "},
+  };
+  for (const Case2& c : found) {
+    Failure f = spawn_failure(c.spec);
+    EXPECT_EQ(f.rc, SUP_EINVAL) << c.spec;
+    EXPECT_EQ(f.detail.rfind(c.key, 0), 0u) << c.spec << " -> " << f.detail;
+  }
   // An escaped backslash before "u0000" is text, not a NUL.
   SPAWN(p, "{\"argv\": [\"printf\", \"%s\", \"a\\\\u0000b\"]}");
   ASSERT_TRUE(p.wait());
