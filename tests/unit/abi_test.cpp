@@ -451,7 +451,6 @@ TEST(Release, WhileOthersWaitTheyReturnCanceled) {
   // abort made: either way they left before the memory went.
   for (int rc : {poll_rc.load(), wait_rc.load(), input_rc.load()})
     EXPECT_TRUE(rc == SUP_ECANCELED || rc == 1) << rc;
-  EXPECT_EQ(poll_rc.load(), SUP_ECANCELED);
 }
 
 }  // namespace

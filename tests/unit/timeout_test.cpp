@@ -15,8 +15,9 @@ double signal_at(const suptest::Json& r, size_t index, const char* name) {
 }
 
 TEST(IdleTimeout, ByteEverySixtyPercentOfThresholdIsNeverTimedOut) {
-  // 240 ms is 60% of 400 ms; the slack absorbs a loaded machine's jitter.
-  SPAWN(p, sh("for i in 1 2 3 4; do printf x; sleep 0.24; done", "\"idle_timeout_ms\": 400"));
+  // 600 ms is 60% of 1 s; the 400 ms of slack absorb a loaded machine's
+  // jitter (a fork and exec of sleep per byte).
+  SPAWN(p, sh("for i in 1 2 3 4; do printf x; sleep 0.6; done", "\"idle_timeout_ms\": 1000"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(sup_result_exit_code(p.get()), 0);
@@ -24,7 +25,7 @@ TEST(IdleTimeout, ByteEverySixtyPercentOfThresholdIsNeverTimedOut) {
 }
 
 TEST(IdleTimeout, StderrAloneKeepsTheChildAlive) {
-  SPAWN(p, sh("for i in 1 2 3 4; do printf e >&2; sleep 0.24; done", "\"idle_timeout_ms\": 400"));
+  SPAWN(p, sh("for i in 1 2 3 4; do printf e >&2; sleep 0.6; done", "\"idle_timeout_ms\": 1000"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(p.output(SUP_STDERR), "eeee");
@@ -125,7 +126,7 @@ TEST(Escalation, ExitBeforeTheDeadlineIsTheOutcome) {
   // threshold and until SIGKILL after grace. The exit, not a timeout, is the
   // outcome.
   SPAWN(p, sh(suptest::term_ignoring_sleeper("printf x; exit 7"),
-              "\"idle_timeout_ms\": 300, \"grace_ms\": 600"));
+              "\"idle_timeout_ms\": 1000, \"grace_ms\": 1500"));
   ASSERT_TRUE(p.wait());
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   EXPECT_EQ(sup_result_exit_code(p.get()), 7);
