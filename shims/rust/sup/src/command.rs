@@ -1,0 +1,503 @@
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+use crate::child::Child;
+use crate::error::{Error, Part, Result};
+use crate::output::Output;
+
+#[derive(Clone, Debug)]
+enum Stdin {
+    Null,
+    Inherit,
+    Bytes(Vec<u8>),
+}
+
+/// A builder for a supervised child process, in the manner of
+/// [`std::process::Command`].
+///
+/// Unset options take the library's defaults: no idle timeout, no maximum
+/// runtime, 5 s of grace, `SIGTERM`, interrupt-then-kill on timeout, 16 MiB
+/// kept per stream, stdin from `/dev/null`, the host's environment and
+/// working directory.
+///
+/// ```
+/// use std::time::Duration;
+/// let out = sup::Command::new("sh")
+///     .arg("-c").arg("echo hello; echo oops >&2; exit 3")
+///     .idle_timeout(Duration::from_secs(30))
+///     .run()?;
+/// assert_eq!(out.outcome, sup::Outcome::Exited);
+/// assert_eq!(out.exit_code, Some(3));
+/// assert_eq!(out.stdout, b"hello\n");
+/// assert_eq!(out.stderr, b"oops\n");
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Command {
+    argv: Vec<OsString>,
+    cwd: Option<OsString>,
+    env: Vec<(OsString, Option<OsString>)>,
+    stdin: Stdin,
+    idle_timeout: Option<Duration>,
+    max_runtime: Option<Duration>,
+    grace: Option<Duration>,
+    interrupt_signal: Option<i32>,
+    kill_on_timeout: bool,
+    max_output_bytes: Option<u64>,
+    backpressure_bytes: Option<u64>,
+}
+
+impl Command {
+    /// A command running `program`, searched in the child's `PATH` unless it
+    /// holds a `/`.
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").run()?;
+    /// assert_eq!(out.exit_code, Some(0));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn new<S: AsRef<OsStr>>(program: S) -> Command {
+        Command {
+            argv: vec![program.as_ref().to_owned()],
+            cwd: None,
+            env: Vec::new(),
+            stdin: Stdin::Null,
+            idle_timeout: None,
+            max_runtime: None,
+            grace: None,
+            interrupt_signal: None,
+            kill_on_timeout: false,
+            max_output_bytes: None,
+            backpressure_bytes: None,
+        }
+    }
+
+    /// Adds an argument. Any bytes but NUL reach the child unchanged, UTF-8
+    /// or not; a NUL makes [`spawn`](Command::spawn) fail.
+    ///
+    /// ```
+    /// let out = sup::Command::new("echo").arg("hi").run()?;
+    /// assert_eq!(out.stdout, b"hi\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn arg<S: AsRef<OsStr>>(&mut self, arg: S) -> &mut Command {
+        self.argv.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds arguments.
+    ///
+    /// ```
+    /// let out = sup::Command::new("echo").args(["a", "b"]).run()?;
+    /// assert_eq!(out.stdout, b"a b\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn args<I, S>(&mut self, args: I) -> &mut Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.argv.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// The child's working directory (default: the host's).
+    ///
+    /// ```
+    /// let out = sup::Command::new("pwd").current_dir("/").run()?;
+    /// assert_eq!(out.stdout, b"/\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn current_dir<P: AsRef<std::path::Path>>(&mut self, dir: P) -> &mut Command {
+        self.cwd = Some(dir.as_ref().as_os_str().to_owned());
+        self
+    }
+
+    /// Sets a variable in the child's environment; the rest is inherited.
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo $GREETING"]).env("GREETING", "hi").run()?;
+    /// assert_eq!(out.stdout, b"hi\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, val: V) -> &mut Command {
+        self.set_env(key.as_ref(), Some(val.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets several variables.
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo $A$B"]).envs([("A", "1"), ("B", "2")]).run()?;
+    /// assert_eq!(out.stdout, b"12\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Command
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (k, v) in vars {
+            self.env(k, v);
+        }
+        self
+    }
+
+    /// Removes a variable from the child's environment.
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo ${HOME-unset}"]).env_remove("HOME").run()?;
+    /// assert_eq!(out.stdout, b"unset\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut Command {
+        self.set_env(key.as_ref(), None);
+        self
+    }
+
+    fn set_env(&mut self, key: &OsStr, val: Option<OsString>) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), val));
+    }
+
+    /// Writes these bytes (any bytes) to the child's stdin, then closes it.
+    ///
+    /// ```
+    /// let out = sup::Command::new("cat").stdin_bytes(b"\x00\xff data".to_vec()).run()?;
+    /// assert_eq!(out.stdout, b"\x00\xff data");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdin_bytes(&mut self, data: Vec<u8>) -> &mut Command {
+        self.stdin = Stdin::Bytes(data);
+        self
+    }
+
+    /// The child reads the host's stdin.
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").stdin_inherit().run()?;
+    /// assert!(out.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdin_inherit(&mut self) -> &mut Command {
+        self.stdin = Stdin::Inherit;
+        self
+    }
+
+    /// The child's stdin is `/dev/null` (the default).
+    ///
+    /// ```
+    /// let out = sup::Command::new("cat").stdin_null().run()?;
+    /// assert!(out.stdout.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdin_null(&mut self) -> &mut Command {
+        self.stdin = Stdin::Null;
+        self
+    }
+
+    /// Ends the child after this long without a byte on stdout or stderr
+    /// (outcome [`IdleTimeout`](crate::Outcome::IdleTimeout)). Default: off.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(100)).run()?;
+    /// assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn idle_timeout(&mut self, d: Duration) -> &mut Command {
+        self.idle_timeout = Some(d);
+        self
+    }
+
+    /// Ends the child this long after spawn, whatever it prints (outcome
+    /// [`MaxRuntime`](crate::Outcome::MaxRuntime)). Default: off.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(100)).run()?;
+    /// assert_eq!(out.outcome, sup::Outcome::MaxRuntime);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn max_runtime(&mut self, d: Duration) -> &mut Command {
+        self.max_runtime = Some(d);
+        self
+    }
+
+    /// Time between the interrupt signal and SIGKILL (default 5 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sh").args(["-c", "trap '' TERM; sleep 30"])
+    ///     .max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).run()?;
+    /// assert!(out.forced_kill);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn grace(&mut self, d: Duration) -> &mut Command {
+        self.grace = Some(d);
+        self
+    }
+
+    /// The signal sent first on interrupt or timeout (default `SIGTERM`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(libc::SIGINT)
+    ///     .max_runtime(Duration::from_millis(100)).run()?;
+    /// assert_eq!(out.signal, Some(libc::SIGINT));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn interrupt_signal(&mut self, signal: i32) -> &mut Command {
+        self.interrupt_signal = Some(signal);
+        self
+    }
+
+    /// `true`: on a timeout send SIGKILL at once instead of the interrupt
+    /// signal and a grace period (default `false`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").kill_on_timeout(true)
+    ///     .idle_timeout(Duration::from_millis(100)).run()?;
+    /// assert_eq!(out.signal, Some(libc::SIGKILL));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn kill_on_timeout(&mut self, kill: bool) -> &mut Command {
+        self.kill_on_timeout = kill;
+        self
+    }
+
+    /// Bytes kept per stream (default 16 MiB): beyond it the first half and
+    /// the newest half are kept, and the rest is counted in
+    /// [`Output::stdout_omitted`] / [`Output::stderr_omitted`].
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "printf 0123456789"]).max_output_bytes(4).run()?;
+    /// assert_eq!(out.stdout, b"0189");
+    /// assert_eq!(out.stdout_omitted, 6);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn max_output_bytes(&mut self, n: u64) -> &mut Command {
+        self.max_output_bytes = Some(n);
+        self
+    }
+
+    /// Holds the child back (it blocks on write) while more than `n` bytes of
+    /// a stream have not been read through a live reader, so the reader loses
+    /// nothing; the idle clock pauses meanwhile. Default 0: always drain.
+    ///
+    /// ```
+    /// use std::io::Read;
+    /// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(4096).spawn()?;
+    /// let mut all = Vec::new();
+    /// child.stdout_reader().read_to_end(&mut all).unwrap();
+    /// assert_eq!(all.len(), 588895);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn backpressure_bytes(&mut self, n: u64) -> &mut Command {
+        self.backpressure_bytes = Some(n);
+        self
+    }
+
+    /// Starts the child. A program that cannot be started fails here: see
+    /// [`Error::part`](crate::Error::part) and
+    /// [`Error::kind`](crate::Error::kind).
+    ///
+    /// ```
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// child.abort()?;
+    /// assert_eq!(child.wait()?.outcome, sup::Outcome::Aborted);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn spawn(&self) -> Result<Child> {
+        let mut spec = self.spec();
+        spec.push(0);
+        let mut p: *mut sup_sys::sup_proc = std::ptr::null_mut();
+        let mut errbuf = [0u8; sup_sys::SUP_ERRBUF_SIZE];
+        let mut part: i32 = 0;
+        // SAFETY: spec is NUL-terminated (the JSON escapes every byte < 0x20,
+        // so it holds no other NUL); errbuf is SUP_ERRBUF_SIZE bytes long.
+        let rc = unsafe {
+            sup_sys::sup_spawn_v2(
+                spec.as_ptr().cast(),
+                &mut p,
+                errbuf.as_mut_ptr().cast(),
+                errbuf.len(),
+                &mut part,
+            )
+        };
+        if rc < 0 {
+            let end = errbuf.iter().position(|&b| b == 0).unwrap_or(errbuf.len());
+            let detail = String::from_utf8_lossy(&errbuf[..end]).into_owned();
+            return Err(Error::new(rc, Part::from_raw(part), detail));
+        }
+        let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
+        Ok(Child::from_raw(p))
+    }
+
+    /// Spawns and waits: [`spawn`](Command::spawn) then
+    /// [`Child::wait`](crate::Child::wait).
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").run()?;
+    /// assert!(out.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn run(&self) -> Result<Output> {
+        self.spawn()?.wait()
+    }
+
+    /// The JSON spec this command hands to the library (without NUL).
+    ///
+    /// ```
+    /// let spec = sup::Command::new("echo").arg("a\"b").spec();
+    /// assert_eq!(spec, br#"{"argv":["echo","a\"b"]}"#);
+    /// ```
+    pub fn spec(&self) -> Vec<u8> {
+        let mut s = Vec::with_capacity(64);
+        s.extend_from_slice(b"{\"argv\":[");
+        for (i, a) in self.argv.iter().enumerate() {
+            if i > 0 {
+                s.push(b',');
+            }
+            json_str(&mut s, a.as_bytes());
+        }
+        s.push(b']');
+        if let Some(cwd) = &self.cwd {
+            s.extend_from_slice(b",\"cwd\":");
+            json_str(&mut s, cwd.as_bytes());
+        }
+        if !self.env.is_empty() {
+            s.extend_from_slice(b",\"env\":{");
+            for (i, (k, v)) in self.env.iter().enumerate() {
+                if i > 0 {
+                    s.push(b',');
+                }
+                json_str(&mut s, k.as_bytes());
+                s.push(b':');
+                match v {
+                    Some(v) => json_str(&mut s, v.as_bytes()),
+                    None => s.extend_from_slice(b"null"),
+                }
+            }
+            s.push(b'}');
+        }
+        match &self.stdin {
+            Stdin::Null => {}
+            Stdin::Inherit => s.extend_from_slice(b",\"stdin\":\"inherit\""),
+            Stdin::Bytes(data) => {
+                s.extend_from_slice(b",\"stdin\":{\"base64\":\"");
+                base64(&mut s, data);
+                s.extend_from_slice(b"\"}");
+            }
+        }
+        let mut num = |key: &str, v: u64| {
+            s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
+        };
+        if let Some(d) = self.idle_timeout {
+            num("idle_timeout_ms", millis(d));
+        }
+        if let Some(d) = self.max_runtime {
+            num("max_runtime_ms", millis(d));
+        }
+        if let Some(d) = self.grace {
+            num("grace_ms", millis(d));
+        }
+        if let Some(sig) = self.interrupt_signal {
+            // A number the library validates ("spec: interrupt_signal: ...").
+            s.extend_from_slice(format!(",\"interrupt_signal\":{sig}").as_bytes());
+        }
+        if self.kill_on_timeout {
+            s.extend_from_slice(b",\"on_timeout\":\"kill\"");
+        }
+        let mut num = |key: &str, v: u64| {
+            s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
+        };
+        if let Some(n) = self.max_output_bytes {
+            num("max_output_bytes", n);
+        }
+        if let Some(n) = self.backpressure_bytes {
+            num("backpressure_bytes", n);
+        }
+        s.push(b'}');
+        s
+    }
+}
+
+/// Milliseconds, rounded up so that a non-zero duration never means "off".
+fn millis(d: Duration) -> u64 {
+    let ms = d.as_nanos().div_ceil(1_000_000);
+    u64::try_from(ms).unwrap_or(u64::MAX).min(i64::MAX as u64)
+}
+
+/// A JSON string of raw bytes: `"` `\` and bytes < 0x20 escaped, every other
+/// byte passed through unchanged (the library hands them to the kernel as
+/// they are, valid UTF-8 or not).
+fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    for &b in bytes {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0..=0x1f => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 15) as usize]);
+            }
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+fn base64(out: &mut Vec<u8>, data: &[u8]) {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        out.push(T[(n >> 18) as usize & 63]);
+        out.push(T[(n >> 12) as usize & 63]);
+        out.push(if c.len() > 1 { T[(n >> 6) as usize & 63] } else { b'=' });
+        out.push(if c.len() > 2 { T[n as usize & 63] } else { b'=' });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_only_what_json_needs() {
+        let mut s = Vec::new();
+        json_str(&mut s, b"a\"\\\n\x00\x1f\x7f\xff\xc3\xa9");
+        assert_eq!(s, b"\"a\\\"\\\\\\u000a\\u0000\\u001f\x7f\xff\xc3\xa9\"");
+    }
+
+    #[test]
+    fn base64_rfc4648_vectors() {
+        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+            let mut s = Vec::new();
+            base64(&mut s, i.as_bytes());
+            assert_eq!(s, o.as_bytes());
+        }
+    }
+
+    #[test]
+    fn millis_rounds_up() {
+        assert_eq!(millis(Duration::from_micros(1)), 1);
+        assert_eq!(millis(Duration::ZERO), 0);
+        assert_eq!(millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(millis(Duration::MAX), i64::MAX as u64);
+    }
+
+    #[test]
+    fn env_last_setting_wins() {
+        let mut c = Command::new("x");
+        c.env("A", "1").env_remove("A").env("B", "2").env("A", "3");
+        let spec = String::from_utf8(c.spec()).unwrap();
+        assert_eq!(spec, r#"{"argv":["x"],"env":{"B":"2","A":"3"}}"#);
+    }
+}

@@ -1,0 +1,49 @@
+//! Run child processes under supervision, over libsup's C ABI.
+//!
+//! [`Command`] reads like [`std::process::Command`] and adds what std, tokio
+//! and duct lack: an **idle timeout** reset by every byte of stdout or stderr,
+//! a maximum runtime, an interrupt signal followed by SIGKILL after a grace
+//! period (to the whole process group), head+tail bounded capture, and a
+//! [`Child`] that is `Send + Sync`, so another thread can
+//! [`abort`](Child::abort) or [`interrupt`](Child::interrupt) it while one
+//! thread waits. The result is one immutable [`Output`] whose [`Outcome`]
+//! says what ended the child.
+//!
+//! ```
+//! use std::time::Duration;
+//! let out = sup::Command::new("sh")
+//!     .args(["-c", "echo working; sleep 30"])
+//!     .idle_timeout(Duration::from_millis(200))
+//!     .grace(Duration::from_secs(1))
+//!     .run()?;
+//! assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
+//! assert_eq!(out.stdout, b"working\n");
+//! assert_eq!(out.signal, Some(libc::SIGTERM));
+//! # Ok::<(), sup::Error>(())
+//! ```
+//!
+//! Waiting: [`Child::wait`] blocks the calling thread; with the `tokio`
+//! feature, `Child::wait_async` waits on tokio's reactor (no thread per
+//! wait); other event loops watch [`Child::fd`] (also `AsFd`/`AsRawFd`) and
+//! call [`Child::try_wait`] when it is readable.
+#![warn(missing_docs)]
+
+mod child;
+mod command;
+mod error;
+mod output;
+
+pub use child::{Child, OutputReader};
+pub use command::Command;
+pub use error::{Error, Part, Result};
+pub use output::{Outcome, Output};
+
+/// The version of the loaded libsup (`MAJOR * 10000 + MINOR * 100 + PATCH`).
+///
+/// ```
+/// assert!(sup::library_version() >= 200);
+/// ```
+pub fn library_version() -> i32 {
+    // SAFETY: no arguments, thread-safe.
+    unsafe { sup_sys::sup_version() }
+}

@@ -1,0 +1,342 @@
+//! What users of sup::Command rely on. Timing assertions use wide margins
+//! (the suite must pass on a loaded 2-core machine); measured values are
+//! printed with --nocapture.
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use sup::{Command, Outcome, Part};
+
+fn sh(script: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(script);
+    c
+}
+
+#[test]
+fn exited_with_code_and_both_streams() {
+    let out = sh("printf out; printf err >&2; exit 3").run().unwrap();
+    assert_eq!(out.outcome, Outcome::Exited);
+    assert_eq!(out.exit_code, Some(3));
+    assert_eq!(out.signal, None);
+    assert!(!out.forced_kill && !out.status_lost && !out.success());
+    assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out"[..], &b"err"[..]));
+    assert!(out.json.contains("\"outcome\": \"exited\""), "{}", out.json);
+    assert!(out.duration < Duration::from_secs(10));
+}
+
+#[test]
+fn signaled_by_itself() {
+    let out = sh("kill -USR1 $$").run().unwrap();
+    assert_eq!(out.outcome, Outcome::Signaled);
+    assert_eq!((out.exit_code, out.signal), (None, Some(libc::SIGUSR1)));
+    assert!(!out.forced_kill);
+}
+
+#[test]
+fn idle_timeout_ends_a_silent_child_with_its_last_words() {
+    let t = Instant::now();
+    let out = sh("echo last words; exec sleep 30").idle_timeout(Duration::from_millis(300)).run().unwrap();
+    eprintln!("idle timeout 300 ms: ended after {:?}", t.elapsed());
+    assert_eq!(out.outcome, Outcome::IdleTimeout);
+    assert_eq!(out.signal, Some(libc::SIGTERM));
+    assert_eq!(out.stdout, b"last words\n");
+    assert!(t.elapsed() >= Duration::from_millis(300) && t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn max_runtime_ends_a_talkative_child() {
+    let out = sh("while :; do echo tick; sleep 0.05; done")
+        .idle_timeout(Duration::from_secs(20))
+        .max_runtime(Duration::from_millis(400))
+        .run()
+        .unwrap();
+    assert_eq!(out.outcome, Outcome::MaxRuntime);
+    assert!(out.stdout.starts_with(b"tick\n"));
+    assert!(out.duration < Duration::from_secs(5), "{:?}", out.duration);
+}
+
+#[test]
+fn stderr_alone_resets_the_idle_clock() {
+    // 10 writes 0.3 s apart (3 s in all) with a 1.5 s idle timeout: only
+    // stderr keeps the child alive.
+    let out = sh("i=0; while [ $i -lt 10 ]; do echo $i >&2; sleep 0.3; i=$((i+1)); done")
+        .idle_timeout(Duration::from_millis(1500))
+        .run()
+        .unwrap();
+    assert_eq!(out.outcome, Outcome::Exited, "{}", out.json);
+    assert_eq!(out.exit_code, Some(0));
+    assert!(out.stdout.is_empty());
+    assert_eq!(out.stderr, b"0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+}
+
+#[test]
+fn interrupt_then_grace_then_sigkill() {
+    let child = sh("trap 'echo got TERM' TERM; while :; do sleep 0.05; done").grace(Duration::from_millis(300)).spawn().unwrap();
+    thread::sleep(Duration::from_millis(200)); // let the shell install its trap
+    child.interrupt().unwrap();
+    let out = child.wait_timeout(Duration::from_secs(10)).unwrap().expect("ended within grace+");
+    assert_eq!(out.outcome, Outcome::Interrupted);
+    assert!(out.forced_kill, "the shell ignores TERM: SIGKILL after grace: {}", out.json);
+    assert_eq!(out.signal, Some(libc::SIGKILL));
+    assert_eq!(out.stdout, b"got TERM\n");
+
+    let child = Command::new("sleep").arg("30").grace(Duration::from_secs(20)).spawn().unwrap();
+    child.interrupt().unwrap();
+    let out = child.wait().unwrap();
+    assert_eq!((out.outcome, out.signal, out.forced_kill), (Outcome::Interrupted, Some(libc::SIGTERM), false));
+    assert!(out.duration < Duration::from_secs(10));
+}
+
+#[test]
+fn kill_on_timeout_skips_the_grace() {
+    let out = sh("trap '' TERM; exec sleep 30")
+        .idle_timeout(Duration::from_millis(200))
+        .grace(Duration::from_secs(30))
+        .kill_on_timeout(true)
+        .run()
+        .unwrap();
+    assert_eq!((out.outcome, out.signal, out.forced_kill), (Outcome::IdleTimeout, Some(libc::SIGKILL), true));
+    assert!(out.duration < Duration::from_secs(10));
+}
+
+#[test]
+fn interrupt_signal_is_sent() {
+    let out = Command::new("sleep")
+        .arg("30")
+        .interrupt_signal(libc::SIGINT)
+        .max_runtime(Duration::from_millis(100))
+        .run()
+        .unwrap();
+    assert_eq!((out.outcome, out.signal), (Outcome::MaxRuntime, Some(libc::SIGINT)));
+}
+
+#[test]
+fn abort_from_another_thread_while_one_waits() {
+    let child = Arc::new(Command::new("sleep").arg("60").spawn().unwrap());
+    let waiter = {
+        let child = Arc::clone(&child);
+        thread::spawn(move || {
+            let out = child.wait().unwrap();
+            (out, Instant::now())
+        })
+    };
+    thread::sleep(Duration::from_millis(200));
+    assert!(!waiter.is_finished());
+    let t = Instant::now();
+    child.abort().unwrap();
+    let (out, woke) = waiter.join().unwrap();
+    let latency = woke.duration_since(t);
+    eprintln!("abort -> waiter woke: {latency:?}");
+    assert_eq!((out.outcome, out.signal, out.forced_kill), (Outcome::Aborted, Some(libc::SIGKILL), true));
+    assert!(latency < Duration::from_secs(2), "{latency:?}");
+    // A request after the result is final changes nothing.
+    child.interrupt().unwrap();
+    assert_eq!(child.wait().unwrap(), out);
+}
+
+#[test]
+fn wait_timeout_and_try_wait() {
+    let child = Command::new("sleep").arg("60").spawn().unwrap();
+    assert!(child.try_wait().unwrap().is_none());
+    let t = Instant::now();
+    assert!(child.wait_timeout(Duration::from_millis(150)).unwrap().is_none());
+    let waited = t.elapsed();
+    eprintln!("wait_timeout(150 ms) returned after {waited:?}");
+    assert!(waited >= Duration::from_millis(150) && waited < Duration::from_secs(2), "{waited:?}");
+    assert!(child.wait_timeout(Duration::ZERO).unwrap().is_none());
+    child.abort().unwrap();
+    let out = child.wait_timeout(Duration::from_secs(20)).unwrap().expect("final after abort");
+    assert_eq!(out.outcome, Outcome::Aborted);
+    assert_eq!(child.try_wait().unwrap(), Some(out));
+}
+
+#[test]
+fn live_reader_sees_output_before_the_child_ends() {
+    let child = sh("printf first; sleep 60").spawn().unwrap();
+    let mut r = child.stdout_reader();
+    let mut buf = [0u8; 64];
+    let n = r.read(&mut buf).unwrap(); // blocks until "first" is there
+    assert_eq!(&buf[..n], b"first");
+    assert!(child.try_wait().unwrap().is_none(), "read returned while the child still runs");
+    child.abort().unwrap();
+    let mut rest = Vec::new();
+    r.read_to_end(&mut rest).unwrap(); // EOF once final
+    assert!(rest.is_empty());
+    assert_eq!(r.position(), 5);
+}
+
+#[test]
+fn live_readers_of_both_streams_get_every_byte() {
+    let child = sh("i=0; while [ $i -lt 2000 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done").spawn().unwrap();
+    let child = &child;
+    let (out, err) = thread::scope(|s| {
+        let o = s.spawn(|| {
+            let mut v = Vec::new();
+            child.stdout_reader().read_to_end(&mut v).unwrap();
+            v
+        });
+        let e = s.spawn(|| {
+            let mut v = Vec::new();
+            child.stderr_reader().read_to_end(&mut v).unwrap();
+            v
+        });
+        (o.join().unwrap(), e.join().unwrap())
+    });
+    let want = |p: &str| (0..2000).map(|i| format!("{p}{i}\n")).collect::<String>().into_bytes();
+    assert_eq!(out, want("out"));
+    assert_eq!(err, want("err"));
+    let res = child.wait().unwrap();
+    assert_eq!((res.stdout, res.stderr), (out, err));
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie counts as gone only once reaped: kill(pid, 0) succeeds on it.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[test]
+fn drop_of_a_running_child_leaves_nothing_behind() {
+    let child = sh("sleep 300 & sleep 300 & echo ready; wait").spawn().unwrap();
+    let pid = child.id() as i32;
+    let mut r = child.stdout_reader();
+    let mut buf = [0u8; 6];
+    r.read_exact(&mut buf).unwrap();
+    assert!(alive(pid) && unsafe { libc::kill(-pid, 0) } == 0);
+    let t = Instant::now();
+    drop(child);
+    eprintln!("drop of a running child took {:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(!alive(pid), "main process still exists (not reaped)");
+    // The group: the two background sleeps are gone too.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while unsafe { libc::kill(-pid, 0) } == 0 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(unsafe { libc::kill(-pid, 0) }, -1, "process group {pid} still has members");
+}
+
+#[test]
+fn non_utf8_argument_and_environment_bytes_reach_the_child() {
+    let arg = OsStr::from_bytes(b"\xff\xfe caf\xc3\xa9 \x80 \"q\" \\ \n\t\x01 end");
+    let out = sh("printf %s \"$1\"; printf '|%s' \"$V\"")
+        .arg("argv0")
+        .arg(arg)
+        .env("V", OsStr::from_bytes(b"v\xffw"))
+        .run()
+        .unwrap();
+    assert_eq!(out.stdout, [arg.as_bytes(), b"|v\xffw"].concat());
+}
+
+#[test]
+fn interior_nul_is_an_error_not_a_panic() {
+    for c in [
+        Command::new("echo").arg("a\0b").clone(),
+        Command::new("echo").env("K", "v\0").clone(),
+        Command::new("echo").env("K\0", "v").clone(),
+        Command::new("echo").current_dir("/tmp\0x").clone(),
+        Command::new("ec\0ho"),
+    ] {
+        let e = c.spawn().unwrap_err();
+        assert_eq!(e.code(), sup_sys::SUP_EINVAL, "{e}");
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(e.part(), Some(Part::Spec));
+    }
+}
+
+#[test]
+fn exec_errors_say_what_failed() {
+    let e = Command::new("no-such-program-sup-test").spawn().unwrap_err();
+    assert_eq!((e.code(), e.part(), e.kind()), (sup_sys::SUP_ENOENT, Some(Part::Exec), std::io::ErrorKind::NotFound));
+    assert!(e.is_program_not_found());
+    assert!(e.to_string().contains("no-such-program-sup-test"), "{e}");
+
+    let e = Command::new("true").current_dir("/no/such/dir/sup-test").spawn().unwrap_err();
+    assert_eq!((e.code(), e.part()), (sup_sys::SUP_ENOENT, Some(Part::Cwd)));
+    assert!(!e.is_program_not_found());
+    assert!(e.detail().starts_with("cwd "), "{e}");
+
+    let e = Command::new("/etc/passwd").spawn().unwrap_err();
+    assert_eq!((e.code(), e.part(), e.kind()), (sup_sys::SUP_EACCES, Some(Part::Exec), std::io::ErrorKind::PermissionDenied));
+
+    let e = Command::new("/").spawn().unwrap_err();
+    assert_eq!(e.part(), Some(Part::Exec));
+
+    let io: std::io::Error = Command::new("no-such-program-sup-test").spawn().unwrap_err().into();
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(io.to_string().contains("no-such-program-sup-test"));
+}
+
+#[test]
+fn std_process_command_alongside_gets_its_statuses() {
+    let sup_side = thread::spawn(|| {
+        for _ in 0..30 {
+            assert_eq!(sh("exit 5").run().unwrap().exit_code, Some(5));
+        }
+    });
+    for i in 0..30 {
+        let st = std::process::Command::new("sh").arg("-c").arg(format!("exit {}", i % 7)).status().unwrap();
+        assert_eq!(st.code(), Some(i % 7));
+        let mut ch = std::process::Command::new("sleep").arg("0.01").spawn().unwrap();
+        assert!(ch.wait().unwrap().success());
+    }
+    sup_side.join().unwrap();
+}
+
+#[test]
+fn stdin_env_cwd_and_capture_limits() {
+    let data: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    let out = Command::new("cat").stdin_bytes(data.clone()).run().unwrap();
+    assert_eq!(out.stdout, data);
+
+    let out = Command::new("cat").run().unwrap();
+    assert!(out.stdout.is_empty() && out.success());
+
+    let out = sh("printf '%s|%s|' \"$A\" \"${HOME-gone}\"; pwd")
+        .env("A", "1")
+        .env_remove("HOME")
+        .current_dir("/usr")
+        .run()
+        .unwrap();
+    assert_eq!(out.stdout, b"1|gone|/usr\n");
+
+    let out = sh("head -c 10000 /dev/zero; printf TAIL").max_output_bytes(100).run().unwrap();
+    assert_eq!(out.stdout.len(), 100);
+    assert!(out.stdout.ends_with(b"TAIL"));
+    assert_eq!(out.stdout_omitted, 10004 - 100);
+}
+
+#[test]
+fn outcome_names_match_the_library() {
+    for o in [Outcome::Exited, Outcome::Signaled, Outcome::IdleTimeout, Outcome::MaxRuntime, Outcome::Interrupted, Outcome::Aborted] {
+        assert_eq!(o.as_str(), o.library_name());
+        assert_eq!(o.to_string(), o.as_str());
+    }
+}
+
+#[test]
+fn child_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<sup::Child>();
+    assert_send_sync::<sup::Error>();
+    assert!(sup::library_version() >= sup_sys::SUP_VERSION_NUMBER);
+}
+
+#[test]
+fn many_waiters_on_one_child() {
+    let child = Arc::new(Command::new("sleep").arg("60").spawn().unwrap());
+    let waiters: Vec<_> = (0..8)
+        .map(|_| {
+            let c = Arc::clone(&child);
+            thread::spawn(move || c.wait().unwrap().outcome)
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(100));
+    child.abort().unwrap();
+    for w in waiters {
+        assert_eq!(w.join().unwrap(), Outcome::Aborted);
+    }
+}
