@@ -1,0 +1,114 @@
+-- Spawn-and-wait of /bin/true from Lua: sup.spawn + p:wait() against luv's
+-- uv.spawn (libuv, run to its exit callback) and io.popen (glibc's popen,
+-- which goes through /bin/sh -c), first from a small host, then from a host
+-- holding ~2 GiB of Lua strings. The three are interleaved sample by sample
+-- (the order rotating each round) so that drift in the machine hits all
+-- alike; the GC is stopped while a sample is timed and run between rounds.
+-- Usage: lua5.4 bench.lua [--quick] [--heap-mib N]
+-- Prints a Markdown table of p50 / p99 per method and their ratio to sup.
+local sup = require "sup"
+local uv = require "luv"
+
+local quick, heap_mib = false, 2048
+local i = 1
+while arg[i] do
+  if arg[i] == "--quick" then quick = true
+  elseif arg[i] == "--heap-mib" then i = i + 1; heap_mib = assert(tonumber(arg[i]), "--heap-mib N")
+  else error("unknown argument " .. arg[i]) end
+  i = i + 1
+end
+
+local TRUE = "/bin/true"
+
+local function via_sup()
+  local p = sup.spawn{ TRUE }
+  local res = p:wait()
+  p:close()
+  assert(res.exit_code == 0)
+end
+
+local function via_luv()
+  local code
+  local handle
+  handle = uv.spawn(TRUE, { args = {} }, function(c)
+    code = c
+    handle:close()
+  end)
+  uv.run()
+  assert(code == 0)
+end
+
+local function via_popen()
+  local f = io.popen(TRUE)
+  assert(f:close())
+end
+
+local methods = {
+  { name = "sup.spawn + p:wait()", fn = via_sup },
+  { name = "luv uv.spawn + uv.run()", fn = via_luv },
+  { name = "io.popen + f:close()", fn = via_popen },
+}
+
+local function percentile(sorted, q)
+  local idx = math.max(1, math.ceil(q * #sorted))
+  return sorted[idx]
+end
+
+-- Returns { [method index] = { p50 = us, p99 = us } }.
+local function measure(rounds, warmup)
+  local samples = {}
+  for m = 1, #methods do
+    samples[m] = {}
+    for _ = 1, warmup do methods[m].fn() end
+  end
+  collectgarbage()
+  for r = 1, rounds do
+    collectgarbage("stop")
+    for k = 0, #methods - 1 do
+      local m = (r + k) % #methods + 1
+      local t0 = uv.hrtime()
+      methods[m].fn()
+      samples[m][#samples[m] + 1] = (uv.hrtime() - t0) / 1e3
+    end
+    collectgarbage("restart")
+    if r % 50 == 0 then collectgarbage("step", 0) end
+  end
+  local out = {}
+  for m = 1, #methods do
+    table.sort(samples[m])
+    out[m] = { p50 = percentile(samples[m], 0.5), p99 = percentile(samples[m], 0.99), n = #samples[m] }
+  end
+  return out
+end
+
+local function rss_mib()
+  local f = assert(io.open("/proc/self/status"))
+  local s = f:read("a")
+  f:close()
+  return tonumber(s:match("VmRSS:%s*(%d+)")) / 1024
+end
+
+local function report(title, stats)
+  print(string.format("\n%s (%d samples per method, interleaved; host RSS %.0f MiB)\n", title, stats[1].n, rss_mib()))
+  print("| method | p50 (µs) | p99 (µs) | p50 / sup | p99 / sup |")
+  print("|---|---:|---:|---:|---:|")
+  for m = 1, #methods do
+    local s = stats[m]
+    print(string.format("| %s | %.0f | %.0f | %.2fx | %.2fx |", methods[m].name, s.p50, s.p99,
+      s.p50 / stats[1].p50, s.p99 / stats[1].p99))
+  end
+end
+
+local small_rounds = quick and 50 or 2000
+local big_rounds = quick and 10 or 300
+
+report("Small host", measure(small_rounds, quick and 3 or 50))
+
+-- ~2 GiB of distinct, touched Lua strings (long strings are not interned).
+local hold = {}
+local chunk = 1024 * 1024
+local base = string.rep("x", chunk - 16)
+for k = 1, heap_mib do hold[k] = string.format("%016d", k) .. base end
+collectgarbage()
+report(string.format("Host holding %d MiB of Lua strings", heap_mib), measure(big_rounds, quick and 2 or 10))
+assert(#hold == heap_mib)

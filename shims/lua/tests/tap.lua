@@ -1,0 +1,107 @@
+-- A minimal TAP runner (meson test's `protocol: 'tap'`), so that the tests
+-- need nothing but lua5.4. Usage:
+--   local t = require "tap"
+--   t.test("name", function() t.eq(1, 1) end)
+--   t.run()
+-- SUP_LUA_TEST=pattern runs only the tests whose name matches.
+local M = {}
+local tests = {}
+
+function M.test(name, fn) tests[#tests + 1] = { name = name, fn = fn } end
+
+local function show(v)
+  if type(v) == "string" then return string.format("%q", v) end
+  return tostring(v)
+end
+
+function M.eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: expected %s, got %s", what or "value", show(want), show(got)), 2)
+  end
+end
+
+function M.ok(cond, what)
+  if not cond then error((what or "assertion failed"), 2) end
+  return cond
+end
+
+-- Asserts that fn raises an error whose message contains `pattern` (plain).
+function M.raises(fn, pattern, what)
+  local ok, err = pcall(fn)
+  if ok then error((what or "call") .. ": expected an error", 2) end
+  if pattern and not tostring(err):find(pattern, 1, true) then
+    error(string.format("%s: error %s does not contain %q", what or "call", show(tostring(err)), pattern), 2)
+  end
+  return err
+end
+
+-- Ends the current test as skipped.
+local SKIP = {}
+function M.skip(reason) error({ [SKIP] = reason }, 0) end
+
+function M.now_ms()
+  -- os.clock is CPU time; wall time to the millisecond comes from /proc.
+  local f = assert(io.open("/proc/uptime"))
+  local up = f:read("n")
+  f:close()
+  return up * 1000
+end
+
+-- Whether a process exists (a zombie counts as gone: it has ended).
+function M.alive(pid)
+  local f = io.open("/proc/" .. pid .. "/stat")
+  if not f then return false end
+  local stat = f:read("a")
+  f:close()
+  local state = stat:match("^%d+ %b() (%a)")
+  return state ~= nil and state ~= "Z" and state ~= "X"
+end
+
+function M.count_fds()
+  local p = io.popen("ls /proc/" .. M.self_pid() .. "/fd")
+  local n = 0
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n
+end
+
+function M.self_pid()
+  local f = assert(io.open("/proc/self/stat"))
+  local stat = f:read("a")
+  f:close()
+  -- /proc/self is the reader here, which is this process (no helper exec'd).
+  return tonumber(stat:match("^(%d+)"))
+end
+
+function M.run()
+  local filter = os.getenv("SUP_LUA_TEST")
+  local selected = {}
+  for _, t in ipairs(tests) do
+    if not filter or t.name:find(filter, 1, true) then selected[#selected + 1] = t end
+  end
+  io.stdout:setvbuf("line")
+  print("1.." .. #selected)
+  local failed = 0
+  for i, t in ipairs(selected) do
+    local start = M.now_ms()
+    local ok, err = xpcall(t.fn, function(e)
+      if type(e) == "table" then return e end
+      return debug.traceback(e, 2)
+    end)
+    collectgarbage()
+    local took = M.now_ms() - start
+    if ok then
+      print(string.format("ok %d - %s # %.0f ms", i, t.name, took))
+    elseif type(err) == "table" and err[SKIP] then
+      print(string.format("ok %d - %s # SKIP %s", i, t.name, err[SKIP]))
+    else
+      failed = failed + 1
+      print(string.format("not ok %d - %s", i, t.name))
+      for line in tostring(err):gmatch("[^\n]+") do print("# " .. line) end
+    end
+  end
+  print(string.format("# %d passed, %d failed", #selected - failed, failed))
+  os.exit(failed == 0 and 0 or 1, true)
+end
+
+return M
