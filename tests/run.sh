@@ -2,9 +2,9 @@
 # Builds sup and runs every test: the C suites plainly, under ASan+UBSan and
 # (with --tsan) under TSan, plainly again when built with clang; the fuzzers
 # for a minute each (tests/fuzz/run.sh, with clang); then each shim with its
-# own toolchain and runner: Rust (cargo test, clippy), Lua (meson's lua
-# suite, run with the C suites above under lua5.4 and valgrind) and Python
-# (mypy --strict, pytest).
+# own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go test
+# -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
+# suites above under lua5.4 and valgrind) and Python (mypy --strict, pytest).
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
@@ -50,6 +50,7 @@ CC=clang CXX=clang++ run_suite build-clang || status=1
 
 rc=0; bash tests/fuzz/run.sh 60 || rc=$?; count fuzz "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/rust/run-tests.sh build || rc=$?; count "rust shim (cargo test, clippy)" "$rc"; [ "$rc" -eq 0 ] || status=1
+rc=0; bash shims/go/run-tests.sh build || rc=$?; count "go shim (go vet, go test -race, GOMAXPROCS=1)" "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/python/run-tests.sh build || rc=$?; count "python shim (mypy, pytest)" "$rc"; [ "$rc" -eq 0 ] || status=1
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"

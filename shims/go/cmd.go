@@ -1,0 +1,196 @@
+package sup
+
+import (
+	"encoding/base64"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Cmd describes a command to run. Its fields map onto libsup's JSON spec; the
+// zero value of each means the library's default. A Cmd may be started any
+// number of times: each Start spawns a new process from its current fields.
+type Cmd struct {
+	// Args is the argv, Args[0] included: Command's name first. Args[0] is
+	// searched in the child's PATH unless it contains a '/'. Any bytes but
+	// NUL may be used (a NUL fails Start with EINVAL, Part PartSpec).
+	Args []string
+
+	// Dir is the child's working directory; "" is the host's.
+	Dir string
+
+	// Stdin is written to the child's stdin, which is then closed. nil gives
+	// /dev/null, unless InheritStdin is set.
+	Stdin []byte
+	// InheritStdin gives the child the host's stdin (Stdin must be nil).
+	InheritStdin bool
+
+	// IdleTimeout ends the child after this long with no byte on stdout or
+	// stderr; 0 is off. Sub-millisecond values round up to 1 ms.
+	IdleTimeout time.Duration
+	// MaxRuntime ends the child this long after it started; 0 is off.
+	MaxRuntime time.Duration
+	// Grace is the time between the interrupt signal and SIGKILL; 0 is the
+	// library's default (5 s).
+	Grace time.Duration
+	// Signal is the interrupt signal; 0 is SIGTERM.
+	Signal syscall.Signal
+	// KillOnTimeout sends SIGKILL at once on a timeout instead of the
+	// interrupt signal and grace period.
+	KillOnTimeout bool
+	// MaxOutput is the number of bytes kept per stream: beyond it the first
+	// half and the newest half are kept, and all bytes are counted. 0 is the
+	// library's default (16 MiB); a negative value keeps nothing.
+	MaxOutput int
+	// Backpressure, when > 0, makes the library stop reading a stream while
+	// more than this many of its bytes have not been read by a live reader
+	// (Process.Stdout, Process.Stderr), so the child blocks on write and the
+	// reader loses nothing. 0 (the default): both pipes are always drained.
+	Backpressure int
+
+	env []envEntry
+}
+
+type envEntry struct {
+	name, value string
+	unset       bool
+}
+
+// Command returns a Cmd that runs name with the given arguments. The host's
+// environment is inherited, except for what Setenv and Unsetenv change.
+func Command(name string, arg ...string) *Cmd {
+	return &Cmd{Args: append([]string{name}, arg...)}
+}
+
+// Setenv sets an environment variable of the child. The rest of the host's
+// environment is inherited.
+func (c *Cmd) Setenv(name, value string) { c.setEnv(envEntry{name: name, value: value}) }
+
+// Unsetenv removes an environment variable from the child's environment.
+func (c *Cmd) Unsetenv(name string) { c.setEnv(envEntry{name: name, unset: true}) }
+
+func (c *Cmd) setEnv(e envEntry) {
+	for i := range c.env {
+		if c.env[i].name == e.name {
+			c.env[i] = e
+			return
+		}
+	}
+	c.env = append(c.env, e)
+}
+
+func specErr(detail string) error {
+	return &Error{Op: "start", Code: syscall.EINVAL, Detail: "spec: " + detail, Part: PartSpec}
+}
+
+// ms converts a duration to whole milliseconds, rounding up so that a
+// positive duration never becomes 0 ("off").
+func ms(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// spec builds the library's JSON spec. Strings are escaped by hand: '"', '\'
+// and bytes below 0x20 are escaped, every other byte passes through raw, so
+// that any byte string (valid UTF-8 or not) reaches the kernel unchanged.
+func (c *Cmd) spec() ([]byte, error) {
+	if len(c.Args) == 0 {
+		return nil, specErr("argv: must be a non-empty array of strings")
+	}
+	b := make([]byte, 0, 128)
+	b = append(b, `{"argv":[`...)
+	for i, a := range c.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, a)
+	}
+	b = append(b, ']')
+	if c.Dir != "" {
+		b = append(b, `,"cwd":`...)
+		b = appendString(b, c.Dir)
+	}
+	if len(c.env) > 0 {
+		b = append(b, `,"env":{`...)
+		for i, e := range c.env {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, e.name)
+			b = append(b, ':')
+			if e.unset {
+				b = append(b, "null"...)
+			} else {
+				b = appendString(b, e.value)
+			}
+		}
+		b = append(b, '}')
+	}
+	switch {
+	case c.Stdin != nil && c.InheritStdin:
+		return nil, specErr("stdin: Stdin and InheritStdin are both set")
+	case c.Stdin != nil:
+		b = append(b, `,"stdin":{"base64":"`...)
+		n := len(b)
+		b = append(b, make([]byte, base64.StdEncoding.EncodedLen(len(c.Stdin)))...)
+		base64.StdEncoding.Encode(b[n:], c.Stdin)
+		b = append(b, `"}`...)
+	case c.InheritStdin:
+		b = append(b, `,"stdin":"inherit"`...)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"idle_timeout_ms", c.IdleTimeout}, {"max_runtime_ms", c.MaxRuntime}, {"grace_ms", c.Grace}} {
+		if d.v < 0 {
+			return nil, specErr(d.key + ": must not be negative")
+		}
+		if d.v > 0 {
+			b = append(b, `,"`...)
+			b = append(b, d.key...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, ms(d.v), 10)
+		}
+	}
+	if c.Signal != 0 {
+		b = append(b, `,"interrupt_signal":"`...)
+		b = strconv.AppendInt(b, int64(c.Signal), 10)
+		b = append(b, '"')
+	}
+	if c.KillOnTimeout {
+		b = append(b, `,"on_timeout":"kill"`...)
+	}
+	switch {
+	case c.MaxOutput > 0:
+		b = append(b, `,"max_output_bytes":`...)
+		b = strconv.AppendInt(b, int64(c.MaxOutput), 10)
+	case c.MaxOutput < 0:
+		b = append(b, `,"max_output_bytes":0`...)
+	}
+	if c.Backpressure < 0 {
+		return nil, specErr("backpressure_bytes: must not be negative")
+	}
+	if c.Backpressure > 0 {
+		b = append(b, `,"backpressure_bytes":`...)
+		b = strconv.AppendInt(b, int64(c.Backpressure), 10)
+	}
+	b = append(b, '}')
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"' || ch == '\\':
+			b = append(b, '\\', ch)
+		case ch < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[ch>>4], hexDigits[ch&0xf])
+		default:
+			b = append(b, ch) // bytes >= 0x80 raw, valid UTF-8 or not
+		}
+	}
+	return append(b, '"')
+}

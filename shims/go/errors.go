@@ -1,0 +1,80 @@
+package sup
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+// Part says which part of a spawn failed (the C ABI's enum sup_part).
+type Part int
+
+// Parts of a spawn that can fail.
+const (
+	PartNone   Part = 0 // not a spawn failure
+	PartSpec   Part = 1 // the spec: a bad field of Cmd (Detail starts "spec: KEY: ")
+	PartExec   Part = 2 // the program: not found, not executable, a directory, argv too big
+	PartCwd    Part = 3 // the working directory (Cmd.Dir)
+	PartSystem Part = 4 // the host: out of fds, processes or memory, no pidfd support
+)
+
+func (p Part) String() string {
+	switch p {
+	case PartNone:
+		return "none"
+	case PartSpec:
+		return "spec"
+	case PartExec:
+		return "exec"
+	case PartCwd:
+		return "cwd"
+	case PartSystem:
+		return "system"
+	}
+	return "part(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Error is a failure reported by libsup, or a misuse the shim catches first.
+//
+// Code is the errno (libsup's codes are -errno), so errors.Is(err,
+// fs.ErrNotExist) and errors.Is(err, syscall.EACCES) work through Unwrap. A
+// program that is not found (Code ENOENT, Part PartExec) also matches
+// exec.ErrNotFound; a missing Dir (Code ENOENT, Part PartCwd) does not. An
+// operation on a closed Process returns an Error that matches os.ErrClosed.
+type Error struct {
+	Op     string        // "start", "wait", "interrupt", "abort", "read", ...
+	Code   syscall.Errno // the errno; syscall.Errno(4096) is libsup's internal error
+	Detail string        // the library's explanation, e.g. `exec "frobnicate": not found in PATH`
+	Part   Part          // for "start": which part of the spawn failed
+
+	closed bool
+}
+
+func (e *Error) Error() string {
+	d := e.Detail
+	if d == "" {
+		d = e.Code.Error()
+	}
+	return "sup: " + e.Op + ": " + d
+}
+
+// Unwrap returns the errno.
+func (e *Error) Unwrap() error { return e.Code }
+
+// Is reports whether the error matches exec.ErrNotFound (a program that is not
+// found) or os.ErrClosed (an operation on a closed Process). Other targets are
+// matched through Unwrap.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case exec.ErrNotFound:
+		return e.Part == PartExec && e.Code == syscall.ENOENT
+	case os.ErrClosed:
+		return e.closed
+	}
+	return false
+}
+
+func errClosed(op string) error {
+	return &Error{Op: op, Code: syscall.EBADF, Detail: "process already closed", closed: true}
+}

@@ -1,0 +1,585 @@
+package sup
+
+/*
+#cgo pkg-config: sup
+#include <stdlib.h>
+#include <sup.h>
+*/
+import "C"
+
+import (
+	"context"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Outcome says what ended the main process. It is decided once, by priority:
+// Aborted > IdleTimeout / MaxRuntime > Interrupted > Signaled > Exited.
+type Outcome int
+
+// The outcomes, with the values of the C ABI's enum sup_outcome.
+const (
+	Exited      Outcome = 1 // exited by itself; see Result.ExitCode
+	Signaled    Outcome = 2 // died from a signal sup did not send; see Result.Signal
+	IdleTimeout Outcome = 3 // ended after Cmd.IdleTimeout of silence
+	MaxRuntime  Outcome = 4 // ended after Cmd.MaxRuntime
+	Interrupted Outcome = 5 // ended by Process.Interrupt or the Start context
+	Aborted     Outcome = 6 // ended by Process.Abort or Process.Close
+)
+
+// String returns the library's name of the outcome ("exited",
+// "idle_timeout", ...).
+func (o Outcome) String() string {
+	if n := C.sup_outcome_name(C.int(o)); n != nil {
+		return C.GoString(n)
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// SentSignal is a signal sup sent to the child's process group.
+type SentSignal struct {
+	Signal syscall.Signal
+	At     time.Duration // since the spawn
+}
+
+// Result is the final, immutable result of a process.
+type Result struct {
+	Outcome    Outcome
+	ExitCode   int            // the main process's exit code; -1 when it has none
+	Signal     syscall.Signal // the signal that killed the main process; 0 when none
+	ForcedKill bool           // sup had to send SIGKILL
+	StatusLost bool           // the host reaped the child itself (SIGCHLD ignored, waitpid(-1))
+	Duration   time.Duration  // from spawn until the result was final
+	Pid        int
+
+	// Stdout and Stderr are the exact bytes kept: everything, or the head
+	// and the newest tail joined when more than Cmd.MaxOutput was written.
+	Stdout, Stderr []byte
+	// StdoutOmitted and StderrOmitted count the bytes dropped from the middle.
+	StdoutOmitted, StderrOmitted int64
+	// StdoutTotal and StderrTotal count every byte the child wrote.
+	StdoutTotal, StderrTotal int64
+
+	SignalsSent []SentSignal // in order; the SIGCONT sent beside an interrupt is not listed
+
+	UserTime, SystemTime time.Duration // the main process's rusage
+	MaxRSSKB             int64
+
+	// JSON is the library's result object, verbatim (see sup_result in sup.h).
+	JSON []byte
+}
+
+// Success reports whether the process exited by itself with status 0.
+func (r *Result) Success() bool { return r.Outcome == Exited && r.ExitCode == 0 }
+
+// Process is a started child. Its methods may be called from any goroutine.
+type Process struct {
+	h *handle
+
+	outMu          sync.Mutex
+	stdout, stderr *OutputReader
+}
+
+// handle owns the C handle. Every C call on it is made under mu.RLock and
+// returns without blocking; release takes mu.Lock, so that no call begins once
+// sup_release has begun. The watcher goroutine and the context hook reference
+// the handle, never the Process, so that the finalizer of a forgotten Process
+// can run while its child still runs.
+type handle struct {
+	mu     sync.RWMutex
+	p      *C.sup_proc
+	closed bool
+	pid    int
+
+	done   chan struct{} // closed by the watcher once final (res set) or closed
+	res    *Result
+	resErr error
+
+	filesMu     sync.Mutex
+	files       map[*os.File]struct{} // duplicates registered with the netpoller
+	filesClosed bool
+}
+
+func cerr(op string, rc C.int) error {
+	return &Error{Op: op, Code: syscall.Errno(-rc), Detail: C.GoString(C.sup_strerror(rc))}
+}
+
+// Start starts the command. A command that cannot be started fails here,
+// with an *Error. ctx governs the process: when it is done, the process is
+// interrupted (Cmd.Signal, then SIGKILL after Cmd.Grace, to its whole process
+// group) and the outcome is Interrupted. A ctx that is already done fails
+// Start with ctx.Err() and starts nothing.
+func (c *Cmd) Start(ctx context.Context) (*Process, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	spec, err := c.spec()
+	if err != nil {
+		return nil, err
+	}
+	cspec := C.CString(string(spec))
+	defer C.free(unsafe.Pointer(cspec))
+	errbuf := (*C.char)(C.malloc(C.SUP_ERRBUF_SIZE))
+	defer C.free(unsafe.Pointer(errbuf))
+	var cp *C.sup_proc
+	var part C.int
+	if rc := C.sup_spawn_v2(cspec, &cp, errbuf, C.SUP_ERRBUF_SIZE, &part); rc < 0 {
+		return nil, &Error{Op: "start", Code: syscall.Errno(-rc), Detail: C.GoString(errbuf), Part: Part(part)}
+	}
+	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{}}
+	fd := C.sup_fd(cp)
+	if fd < 0 {
+		C.sup_release(cp)
+		return nil, cerr("start", fd)
+	}
+	f, err := h.pollFile(int(fd))
+	if err != nil {
+		C.sup_release(cp)
+		return nil, &Error{Op: "start", Code: errnoOf(err), Detail: "dup sup_fd: " + err.Error(), Part: PartSystem}
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { _ = h.interrupt() })
+	}
+	go h.watch(f, stop)
+	p := &Process{h: h}
+	runtime.SetFinalizer(p, func(p *Process) { go p.h.close() })
+	return p, nil
+}
+
+// Run starts the command, waits for its result and closes the process. err
+// reports a failure to start; how the process ended is in the Result (a
+// non-zero exit is not an error). When ctx is done the process is
+// interrupted and Run returns its result, with outcome Interrupted.
+func (c *Cmd) Run(ctx context.Context) (*Result, error) {
+	p, err := c.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return p.Wait(context.Background())
+}
+
+func errnoOf(err error) syscall.Errno {
+	for e := err; e != nil; {
+		if n, ok := e.(syscall.Errno); ok {
+			return n
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	return syscall.EIO
+}
+
+// pollFile duplicates a descriptor owned by the library (close-on-exec, so
+// that os/exec children do not inherit it), makes the duplicate non-blocking
+// and hands it to the netpoller through os.NewFile. It is closed by dropFile or
+// by close, whichever comes first.
+func (h *handle) pollFile(fd int) (*os.File, error) {
+	nfd, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if e != 0 {
+		return nil, os.NewSyscallError("fcntl", e)
+	}
+	if err := syscall.SetNonblock(int(nfd), true); err != nil {
+		syscall.Close(int(nfd))
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	f := os.NewFile(nfd, "sup")
+	h.filesMu.Lock()
+	defer h.filesMu.Unlock()
+	if h.filesClosed {
+		f.Close()
+		return nil, errClosed("poll")
+	}
+	h.files[f] = struct{}{}
+	return f, nil
+}
+
+func (h *handle) dropFile(f *os.File) {
+	h.filesMu.Lock()
+	_, ok := h.files[f]
+	delete(h.files, f)
+	h.filesMu.Unlock()
+	if ok {
+		f.Close()
+	}
+}
+
+// closeFiles wakes every goroutine parked on a duplicate (their Read returns
+// an error). It must not be called with mu held: os.File.Close waits for a
+// concurrent Read, whose callback takes mu.RLock.
+func (h *handle) closeFiles() {
+	h.filesMu.Lock()
+	files := h.files
+	h.files = nil
+	h.filesClosed = true
+	h.filesMu.Unlock()
+	for f := range files {
+		f.Close()
+	}
+}
+
+// waitReadable parks the goroutine on the netpoller until cond reports true;
+// cond is called when f is readable and never reads from f. Returns false if
+// f cannot be polled or was closed.
+func waitReadable(f *os.File, cond func() bool) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return rc.Read(func(uintptr) bool { return cond() }) == nil
+}
+
+// poll0 is sup_poll(p, 0): 1 final, 0 running, < 0 an error (closed).
+func (h *handle) poll0() C.int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return -C.int(syscall.EBADF)
+	}
+	return C.sup_poll(h.p, 0)
+}
+
+func (h *handle) isClosed() bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.closed
+}
+
+func (h *handle) watch(f *os.File, stop func() bool) {
+	defer close(h.done)
+	if !waitReadable(f, func() bool { return h.poll0() != 0 }) && !h.isClosed() {
+		// The duplicate could not be polled (it always can on Linux): wait in
+		// short blocking slices, so that close is never held up for long.
+		for {
+			h.mu.RLock()
+			rc := C.int(-C.int(syscall.EBADF))
+			if !h.closed {
+				rc = C.sup_poll(h.p, 50)
+			}
+			h.mu.RUnlock()
+			if rc != 0 {
+				break
+			}
+		}
+	}
+	if stop != nil {
+		stop()
+	}
+	h.res, h.resErr = h.result()
+	h.dropFile(f)
+}
+
+func (h *handle) result() (*Result, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return nil, errClosed("wait")
+	}
+	p := h.p
+	oc := C.sup_result_outcome(p)
+	if oc < 0 {
+		return nil, cerr("wait", oc)
+	}
+	r := &Result{Outcome: Outcome(oc), ExitCode: -1, Pid: h.pid}
+	if v := C.sup_result_exit_code(p); v >= 0 {
+		r.ExitCode = int(v)
+	}
+	if v := C.sup_result_term_signal(p); v > 0 {
+		r.Signal = syscall.Signal(v)
+	}
+	r.ForcedKill = C.sup_result_forced_kill(p) == 1
+	r.StatusLost = C.sup_result_status_lost(p) == 1
+	r.Duration = time.Duration(float64(C.sup_result_duration_ms(p)) * float64(time.Millisecond))
+	r.Stdout = resultOutput(p, C.SUP_STDOUT)
+	r.Stderr = resultOutput(p, C.SUP_STDERR)
+	r.StdoutOmitted = int64(C.sup_result_omitted_bytes(p, C.SUP_STDOUT))
+	r.StderrOmitted = int64(C.sup_result_omitted_bytes(p, C.SUP_STDERR))
+	r.StdoutTotal = int64(C.sup_output_total(p, C.SUP_STDOUT))
+	r.StderrTotal = int64(C.sup_output_total(p, C.SUP_STDERR))
+	var user, sys C.double
+	var rss C.int64_t
+	if C.sup_result_rusage(p, &user, &sys, &rss) == 0 {
+		r.UserTime = time.Duration(float64(user) * float64(time.Millisecond))
+		r.SystemTime = time.Duration(float64(sys) * float64(time.Millisecond))
+		r.MaxRSSKB = int64(rss)
+	}
+	var sigs [16]C.int
+	var at [16]C.double
+	if n := int(C.sup_result_signals(p, &sigs[0], &at[0], 16)); n > 0 {
+		s, a := sigs[:], at[:]
+		if n > len(sigs) {
+			s, a = make([]C.int, n), make([]C.double, n)
+			n = int(C.sup_result_signals(p, &s[0], &a[0], C.size_t(n)))
+		}
+		r.SignalsSent = make([]SentSignal, n)
+		for i := range r.SignalsSent {
+			r.SignalsSent[i] = SentSignal{syscall.Signal(s[i]), time.Duration(float64(a[i]) * float64(time.Millisecond))}
+		}
+	}
+	if j := C.sup_result(p); j != nil {
+		r.JSON = []byte(C.GoString(j))
+	}
+	return r, nil
+}
+
+func resultOutput(p *C.sup_proc, stream C.int) []byte {
+	var n C.size_t
+	ptr := C.sup_result_output(p, stream, &n)
+	if ptr == nil {
+		return nil
+	}
+	out := make([]byte, int(n))
+	copy(out, unsafe.Slice((*byte)(unsafe.Pointer(ptr)), int(n)))
+	return out
+}
+
+func (h *handle) interrupt() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return errClosed("interrupt")
+	}
+	if rc := C.sup_interrupt(h.p); rc < 0 {
+		return cerr("interrupt", rc)
+	}
+	return nil
+}
+
+func (h *handle) abort() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return errClosed("abort")
+	}
+	if rc := C.sup_abort(h.p); rc < 0 {
+		return cerr("abort", rc)
+	}
+	return nil
+}
+
+func (h *handle) close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		<-h.done
+		return
+	}
+	h.closed = true
+	cp := h.p
+	h.p = nil
+	h.mu.Unlock()
+	C.sup_release(cp) // aborts and reaps a running child and its group
+	h.closeFiles()
+	<-h.done
+}
+
+// Wait waits for the result. ctx bounds only how long this call waits: when
+// it is done first, Wait returns ctx.Err() and the process runs on (the
+// context given to Start governs the process). Wait may be called from any
+// number of goroutines, any number of times; all get the same *Result. Wait
+// on a Process closed before its result was final returns an *Error matching
+// os.ErrClosed. The waiting goroutine is parked on the netpoller, not on an
+// OS thread.
+func (p *Process) Wait(ctx context.Context) (*Result, error) {
+	defer runtime.KeepAlive(p)
+	h := p.h
+	select {
+	case <-h.done:
+	default:
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if h.res != nil {
+		return h.res, nil
+	}
+	return nil, h.resErr
+}
+
+// Done returns a channel that is closed once the result is final (Wait then
+// returns at once) or the Process is closed.
+func (p *Process) Done() <-chan struct{} { return p.h.done }
+
+// Interrupt ends the process gracefully: the interrupt signal and SIGCONT to
+// its process group, and SIGKILL if the main process has not exited Grace
+// later. Any goroutine, any time; no effect once the result is final.
+func (p *Process) Interrupt() error {
+	defer runtime.KeepAlive(p)
+	return p.h.interrupt()
+}
+
+// Abort sends SIGKILL to the process group now. Any goroutine, any time; no
+// effect once the result is final.
+func (p *Process) Abort() error {
+	defer runtime.KeepAlive(p)
+	return p.h.abort()
+}
+
+// Pid returns the child's pid, for display. Do not signal it: once the result
+// is final the pid may belong to another process.
+func (p *Process) Pid() int { return p.h.pid }
+
+// Close releases the process. A child that still runs is aborted, and it and
+// its group are reaped before Close returns (milliseconds). Close is
+// idempotent; afterwards every method but Pid, Done and Wait (which returns
+// the result if it was final before Close) returns an error matching
+// os.ErrClosed. Goroutines waiting in Wait or in a live reader return.
+func (p *Process) Close() error {
+	runtime.SetFinalizer(p, nil)
+	p.h.close()
+	return nil
+}
+
+// Stdout returns a reader of the child's stdout as it is written, from its
+// first byte; Read returns io.EOF once the process has ended and everything
+// has been read. Beyond Cmd.MaxOutput, bytes dropped from the middle are
+// skipped (set Cmd.Backpressure to lose nothing). One reader per stream:
+// every call returns the same reader.
+func (p *Process) Stdout() io.Reader { return p.output(C.SUP_STDOUT) }
+
+// Stderr is Stdout for the child's stderr.
+func (p *Process) Stderr() io.Reader { return p.output(C.SUP_STDERR) }
+
+func (p *Process) output(stream C.int) io.Reader {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	r := &p.stdout
+	if stream == C.SUP_STDERR {
+		r = &p.stderr
+	}
+	if *r == nil {
+		*r = &OutputReader{p: p, stream: stream}
+	}
+	return *r
+}
+
+// OutputReader reads a stream of a Process live. Its goroutine parks on the
+// netpoller (sup_output_fd) while no new byte is available.
+type OutputReader struct {
+	p      *Process
+	stream C.int
+
+	mu   sync.Mutex
+	pos  uint64
+	f    *os.File
+	done bool
+}
+
+// Read reads the next bytes the child wrote, waiting for at least one.
+func (r *OutputReader) Read(b []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer runtime.KeepAlive(r.p)
+	if r.done {
+		return 0, io.EOF
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	h := r.p.h
+	n, err := r.try(h, b)
+	if n > 0 || err != nil {
+		return n, r.finish(h, err)
+	}
+	if r.f == nil {
+		h.mu.RLock()
+		fd := C.int(-C.int(syscall.EBADF))
+		if !h.closed {
+			fd = C.sup_output_fd(h.p, r.stream)
+		}
+		h.mu.RUnlock()
+		if fd < 0 {
+			if h.isClosed() {
+				return 0, errClosed("read")
+			}
+			return 0, cerr("read", fd)
+		}
+		f, ferr := h.pollFile(int(fd))
+		if ferr != nil {
+			if h.isClosed() {
+				return 0, errClosed("read")
+			}
+			return 0, &Error{Op: "read", Code: errnoOf(ferr), Detail: ferr.Error()}
+		}
+		r.f = f
+	}
+	if !waitReadable(r.f, func() bool {
+		n, err = r.try(h, b)
+		return n > 0 || err != nil
+	}) {
+		if h.isClosed() {
+			return 0, errClosed("read")
+		}
+		// Not pollable (never on Linux): fall back to short blocking waits.
+		for n == 0 && err == nil {
+			h.mu.RLock()
+			if h.closed {
+				err = errClosed("read")
+			} else {
+				ignore := C.uint64_t(C.SUP_POS_IGNORE)
+				out, errp := ignore, ignore
+				if r.stream == C.SUP_STDOUT {
+					out = C.uint64_t(r.pos)
+				} else {
+					errp = C.uint64_t(r.pos)
+				}
+				C.sup_output_wait(h.p, out, errp, 50)
+			}
+			h.mu.RUnlock()
+			if err == nil {
+				n, err = r.try(h, b)
+			}
+		}
+	}
+	return n, r.finish(h, err)
+}
+
+func (r *OutputReader) finish(h *handle, err error) error {
+	if err == io.EOF {
+		r.done = true
+		if r.f != nil {
+			h.dropFile(r.f)
+			r.f = nil
+		}
+	}
+	return err
+}
+
+// try reads without blocking: n > 0, or io.EOF once final and all read, or
+// an error, or (0, nil) when nothing new is there yet.
+func (r *OutputReader) try(h *handle, b []byte) (int, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return 0, errClosed("read")
+	}
+	final := C.sup_poll(h.p, 0) // before the read: output is complete once final
+	pos := C.uint64_t(r.pos)
+	var n C.size_t
+	if rc := C.sup_output_read(h.p, r.stream, &pos, unsafe.Pointer(&b[0]), C.size_t(len(b)), &n); rc < 0 {
+		return 0, cerr("read", rc)
+	}
+	r.pos = uint64(pos)
+	if n == 0 && final == 1 {
+		return 0, io.EOF
+	}
+	return int(n), nil
+}
