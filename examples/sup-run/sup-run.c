@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -37,9 +42,10 @@ enum {
   EXIT_EPIPE = 128 + SIGPIPE,
 };
 
-/* Largest integer a JSON number (an IEEE double) holds exactly: the bound for
- * every millisecond and byte count sup-run puts into the spec. */
-#define JSON_INT_MAX UINT64_C(9007199254740991)
+/* The library's bounds for durations and byte counts (ABI 0.2): checked here so
+ * that the message names the option rather than a spec key. */
+#define MAX_DURATION_MS UINT64_C(1000000000000)
+#define MAX_BYTES (UINT64_C(1) << 40)
 
 /* How far the library may run ahead of a slow reader of sup-run's output
  * before it makes the command wait: enough to batch writes, small enough that
@@ -78,26 +84,36 @@ static _Noreturn void usage_error(const char *fmt, ...)
   exit(EXIT_SUPRUN);
 }
 
+enum parse_result { PARSE_OK, PARSE_INVALID, PARSE_TOO_LARGE };
+
+/* Digits into *n; on overflow *n saturates and the caller learns from
+ * *too_large. Returns the first byte that is not a digit. */
+static const char *parse_digits(const char *p, uint64_t *n, bool *too_large)
+{
+  for (*n = 0; isdigit((unsigned char)*p); p++) {
+    if (*n > (UINT64_MAX - 9) / 10)
+      *too_large = true;
+    else
+      *n = *n * 10 + (uint64_t)(*p - '0');
+  }
+  return p;
+}
+
 /* DURATION: digits with an optional fraction and unit. Parsed by hand rather
  * than with strtod so that "inf", "1e3", " 5", "0x10" and locale decimal
  * commas are rejected, and so that the conversion to milliseconds is exact:
- * the fraction is multiplied digit by digit and rounded up. */
-static bool parse_duration(const char *s, uint64_t *out_ms)
+ * the fraction is multiplied digit by digit and rounded up. At most
+ * MAX_DURATION_MS. */
+static enum parse_result parse_duration(const char *s, uint64_t *out_ms)
 {
   static const struct {
     const char *suffix;
     uint64_t ms;
   } units[] = {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
-  const char *p = s;
-  uint64_t whole = 0;
-  bool any_digit = false;
-
-  for (; isdigit((unsigned char)*p); p++) {
-    if (whole > (JSON_INT_MAX - 9) / 10)
-      return false;
-    whole = whole * 10 + (uint64_t)(*p - '0');
-    any_digit = true;
-  }
+  bool too_large = false;
+  uint64_t whole;
+  const char *p = parse_digits(s, &whole, &too_large);
+  bool any_digit = p != s;
   const char *frac = p;
   size_t nfrac = 0;
   if (*p == '.') {
@@ -107,14 +123,16 @@ static bool parse_duration(const char *s, uint64_t *out_ms)
     any_digit = any_digit || nfrac > 0;
   }
   if (!any_digit)
-    return false;
+    return PARSE_INVALID;
 
   uint64_t unit = 0;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(p, units[i].suffix) == 0)
       unit = units[i].ms;
-  if (unit == 0 || whole > JSON_INT_MAX / unit)
-    return false;
+  if (unit == 0)
+    return PARSE_INVALID;
+  if (too_large || whole > MAX_DURATION_MS / unit)
+    return PARSE_TOO_LARGE;
 
   /* 0.frac * unit by long multiplication from the last digit: `carry` ends as
    * the whole milliseconds, `remainder` says whether a part of one is left. */
@@ -126,13 +144,14 @@ static bool parse_duration(const char *s, uint64_t *out_ms)
     carry = t / 10;
   }
   uint64_t ms = whole * unit + carry + (remainder ? 1 : 0);
-  if (ms > JSON_INT_MAX)
-    return false;
+  if (ms > MAX_DURATION_MS)
+    return PARSE_TOO_LARGE;
   *out_ms = ms;
-  return true;
+  return PARSE_OK;
 }
 
-static bool parse_bytes(const char *s, uint64_t *out)
+/* BYTES: digits with an optional binary unit. At most MAX_BYTES. */
+static enum parse_result parse_bytes(const char *s, uint64_t *out)
 {
   static const struct {
     const char *suffix;
@@ -141,25 +160,20 @@ static bool parse_bytes(const char *s, uint64_t *out)
                {"K", UINT64_C(1) << 10}, {"KiB", UINT64_C(1) << 10},
                {"M", UINT64_C(1) << 20}, {"MiB", UINT64_C(1) << 20},
                {"G", UINT64_C(1) << 30}, {"GiB", UINT64_C(1) << 30}};
-  const char *p = s;
-  uint64_t n = 0;
-
-  if (!isdigit((unsigned char)*p))
-    return false;
-  for (; isdigit((unsigned char)*p); p++) {
-    if (n > (JSON_INT_MAX - 9) / 10)
-      return false;
-    n = n * 10 + (uint64_t)(*p - '0');
-  }
+  bool too_large = false;
+  uint64_t n;
+  const char *p = parse_digits(s, &n, &too_large);
+  if (p == s)
+    return PARSE_INVALID;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
     if (strcmp(p, units[i].suffix) == 0) {
-      if (n > JSON_INT_MAX / units[i].mult)
-        return false;
+      if (too_large || n > MAX_BYTES / units[i].mult)
+        return PARSE_TOO_LARGE;
       *out = n * units[i].mult;
-      return true;
+      return PARSE_OK;
     }
   }
-  return false;
+  return PARSE_INVALID;
 }
 
 /* SIGNAL: a name with or without "SIG", in any case, or a number, parsed as
@@ -221,7 +235,8 @@ static void print_help(void)
 "  A non-negative number, decimals allowed, with an optional unit: ms\n"
 "  (milliseconds), s (seconds, the default), m (minutes) or h (hours), as in\n"
 "  250ms, 1.5, 1.5s, 2m. It is rounded up to a whole millisecond. For\n"
-"  --idle-timeout and --max-runtime, 0 means off.\n"
+"  --idle-timeout and --max-runtime, 0 means off. At most 1000000000s (about\n"
+"  31 years); BYTES at most 1024G.\n"
 "\n",
 "OUTPUT\n"
 "  After ending COMMAND for a timeout, sup-run prints one line on its standard\n"
@@ -255,9 +270,13 @@ static void print_help(void)
 "  The first SIGINT, SIGTERM or SIGHUP that sup-run receives interrupts\n"
 "  COMMAND: the interrupt signal and SIGCONT go to its process group, and\n"
 "  SIGKILL follows after the grace period if it is still running. A second one\n"
-"  sends SIGKILL at once. A signal that sup-run inherits as ignored (nohup's\n"
-"  SIGHUP, SIGINT in a background job of a non-interactive shell) stays\n"
-"  ignored. sup-run ignores SIGPIPE and reports EPIPE as 141.\n"
+"  sends SIGKILL at once, and sup-run stops waiting for a reader of its\n"
+"  output that no longer reads. A signal that sup-run inherits as ignored\n"
+"  (nohup's SIGHUP, SIGINT in a background job of a non-interactive shell)\n"
+"  stays ignored. sup-run ignores SIGPIPE and reports EPIPE as 141. An\n"
+"  inherited SIGCHLD disposition of SIG_IGN is replaced, so that COMMAND's\n"
+"  exit status is not lost; a closed standard input, output or error is\n"
+"  taken as /dev/null.\n"
 "\n"
 "  When standard input is a terminal and sup-run is in the terminal's\n"
 "  foreground process group, COMMAND's process group is made the foreground\n"
@@ -265,7 +284,14 @@ static void print_help(void)
 "  stopped. Keys such as Ctrl-C and Ctrl-\\ then send their signals straight to\n"
 "  COMMAND, not to sup-run (like 'timeout --foreground'); what COMMAND does\n"
 "  with them decides the exit status. The terminal returns to sup-run's group\n"
-"  when COMMAND ends.\n"
+"  when COMMAND ends, and when it could not start.\n"
+"\n"
+"  Job control keeps working: when COMMAND stops on a terminal stop signal\n"
+"  (Ctrl-Z, or reading the terminal in the background), sup-run takes the\n"
+"  terminal back and stops its own process group with the same signal, so\n"
+"  the shell sees the job stopped; 'fg' or 'bg' continues sup-run, which\n"
+"  gives COMMAND the terminal again (if sup-run's group has it) and continues\n"
+"  COMMAND. A SIGTSTP sent to sup-run itself goes to COMMAND first.\n"
 "\n",
 "EXAMPLES\n"
 "  " PROGNAME " --idle-timeout=10m -- make check\n"
@@ -333,6 +359,19 @@ static _Noreturn void bad_long_option(const struct option *longopts, const char 
   usage_error("unrecognized option '--%.*s'", len, arg + 2);
 }
 
+static void duration_option(const char *arg, const char *option, uint64_t *out_ms)
+{
+  switch (parse_duration(arg, out_ms)) {
+  case PARSE_OK:
+    return;
+  case PARSE_INVALID:
+    usage_error("%s: invalid duration '%s'", option, arg);
+  case PARSE_TOO_LARGE:
+    usage_error("%s: '%s' is too large (at most %" PRIu64 "s)", option, arg,
+                MAX_DURATION_MS / 1000);
+  }
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
   static const struct option longopts[] = {
@@ -357,16 +396,13 @@ static void parse_options(int argc, char **argv, struct options *o)
   while ((c = getopt_long(argc, argv, "+:qh", longopts, NULL)) != -1) {
     switch (c) {
     case OPT_IDLE:
-      if (!parse_duration(optarg, &o->idle_timeout_ms))
-        usage_error("--idle-timeout: invalid duration '%s'", optarg);
+      duration_option(optarg, "--idle-timeout", &o->idle_timeout_ms);
       break;
     case OPT_MAX_RUNTIME:
-      if (!parse_duration(optarg, &o->max_runtime_ms))
-        usage_error("--max-runtime: invalid duration '%s'", optarg);
+      duration_option(optarg, "--max-runtime", &o->max_runtime_ms);
       break;
     case OPT_GRACE:
-      if (!parse_duration(optarg, &o->grace_ms))
-        usage_error("--grace: invalid duration '%s'", optarg);
+      duration_option(optarg, "--grace", &o->grace_ms);
       break;
     case OPT_SIGNAL:
       if (!parse_signal(optarg, &o->interrupt_signal))
@@ -382,8 +418,15 @@ static void parse_options(int argc, char **argv, struct options *o)
                     optarg);
       break;
     case OPT_MAX_OUTPUT:
-      if (!parse_bytes(optarg, &o->max_output_bytes))
+      switch (parse_bytes(optarg, &o->max_output_bytes)) {
+      case PARSE_OK:
+        break;
+      case PARSE_INVALID:
         usage_error("--max-output: invalid byte count '%s'", optarg);
+      case PARSE_TOO_LARGE:
+        usage_error("--max-output: '%s' is too large (at most %" PRIu64 "G)", optarg,
+                    MAX_BYTES >> 30);
+      }
       break;
     case OPT_JSON:
       if (optarg[0] == '\0')
@@ -507,11 +550,25 @@ static char *build_spec(const struct options *o, bool tty_foreground)
 
 /* ---- Signals ------------------------------------------------------------ */
 
-/* The handler runs on the main thread (libsup's thread blocks every signal),
- * so it cannot interleave with the main thread's own use of these. */
+/* The handlers run on the main thread (libsup's threads block every signal),
+ * so they cannot interleave with the main thread's own use of these. Each
+ * one also writes a byte to the wake pipe: the main loop sleeps in poll()
+ * on it, never in a call a signal could leave blocked. */
 static _Atomic(sup_proc *) g_proc;
 static atomic_int g_signal_count;
 static atomic_int g_first_signal;
+static atomic_bool g_child_changed; /* SIGCHLD: the command stopped or went on */
+static atomic_bool g_tstp;          /* SIGTSTP to sup-run itself */
+static atomic_int g_cont_count;     /* SIGCONTs received */
+static int g_wake[2] = {-1, -1};
+
+static void wake_main_loop(void)
+{
+  if (g_wake[1] >= 0) {
+    ssize_t ignored = write(g_wake[1], "", 1); /* full: a wake-up is pending */
+    (void)ignored;
+  }
+}
 
 static void on_signal(int sig)
 {
@@ -526,7 +583,29 @@ static void on_signal(int sig)
     else
       sup_abort(p);
   }
+  wake_main_loop();
   errno = saved_errno;
+}
+
+static void on_job_control(int sig)
+{
+  int saved_errno = errno;
+  if (sig == SIGCHLD)
+    atomic_store(&g_child_changed, true);
+  else if (sig == SIGTSTP)
+    atomic_store(&g_tstp, true);
+  else
+    atomic_fetch_add(&g_cont_count, 1);
+  wake_main_loop();
+  errno = saved_errno;
+}
+
+/* Drains the wake pipe; the flags above say what happened. */
+static void drain_wake_pipe(void)
+{
+  char buf[64];
+  while (read(g_wake[0], buf, sizeof buf) > 0) {
+  }
 }
 
 static void install_signal_handlers(void)
@@ -534,6 +613,11 @@ static void install_signal_handlers(void)
   static const int handled[] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
   sigset_t set;
+
+  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    fprintf(stderr, PROGNAME ": cannot create a pipe: %s\n", strerror(errno));
+    exit(EXIT_SUPRUN);
+  }
   sigemptyset(&set);
   for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
     sigaddset(&set, handled[i]);
@@ -547,6 +631,20 @@ static void install_signal_handlers(void)
       continue;
     sigaction(handled[i], &sa, NULL);
   }
+
+  /* Job control (see follow_stopped_command). The SIGCHLD handler also
+   * replaces an inherited SIG_IGN, which would let the kernel reap the
+   * command and lose its exit status; it never reaps: that is libsup's. */
+  struct sigaction job = {.sa_handler = on_job_control, .sa_flags = SA_RESTART};
+  sigaction(SIGCHLD, &job, NULL);
+  sigaction(SIGCONT, &job, NULL);
+  struct sigaction old;
+  if (sigaction(SIGTSTP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+    sigaction(SIGTSTP, &job, NULL);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGCONT);
+  sigaddset(&set, SIGTSTP);
+
   /* A mask inherited from the caller would keep them from ever arriving;
    * one already pending is handled now, before the command is started. */
   sigprocmask(SIG_UNBLOCK, &set, NULL);
@@ -554,8 +652,9 @@ static void install_signal_handlers(void)
   /* EPIPE instead of death, so the command is ended and reaped first. */
   signal(SIGPIPE, SIG_IGN);
   /* Writing the command's output while it holds the terminal's foreground
-   * must not stop sup-run when the terminal has TOSTOP set: with SIGTTOU
-   * ignored the kernel lets background writes through. */
+   * must not stop sup-run when the terminal has TOSTOP set, nor may moving
+   * the foreground between the command's group and sup-run's: with SIGTTOU
+   * ignored the kernel lets both through. */
   signal(SIGTTOU, SIG_IGN);
 }
 
@@ -573,89 +672,318 @@ static void publish_proc(sup_proc *p)
     sup_abort(p);
 }
 
+/* A second SIGINT, SIGTERM or SIGHUP: sup-run no longer waits for a reader
+ * that does not read. */
+static bool giving_up(void) { return atomic_load(&g_signal_count) >= 2; }
+
+/* ---- The terminal and job control --------------------------------------- */
+
+/* The command runs in a process group of its own, so the terminal's job
+ * control sees sup-run's group, not the command's. sup-run keeps the two in
+ * step: when the command stops (Ctrl-Z while it holds the terminal, or a
+ * read from the terminal in the background), sup-run takes the terminal back
+ * for its own group and stops that group with the same signal, so the shell
+ * sees its job stop; when continued ('fg' or 'bg'), it hands the terminal
+ * back to the command if the shell gave sup-run's group the foreground, and
+ * continues the command. A SIGTSTP sent to sup-run goes to the command
+ * first. */
+
+static bool is_tty_stop(int sig)
+{
+  return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Whether stdin is the controlling terminal with `pgrp` in its foreground. */
+static bool terminal_foreground_is(pid_t pgrp)
+{
+  return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == pgrp;
+}
+
+/* The command's group gets the terminal when sup-run's group has it. Only
+ * while the command is not final: its pid, the group's id, is still ours. */
+static void give_terminal_to_command(sup_proc *p)
+{
+  if (sup_poll(p, 0) == 0 && terminal_foreground_is(getpgrp()))
+    tcsetpgrp(STDIN_FILENO, sup_pid(p));
+}
+
+/* The command's group no longer needs the terminal (it ended, or it could
+ * not start after taking it): sup-run's group gets it back, so that the shell
+ * that started sup-run finds its terminal in order. */
+static void take_terminal_back(pid_t from)
+{
+  if (terminal_foreground_is(from))
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+}
+
+/* The command's main process stopped with a terminal stop signal `sig`:
+ * stop sup-run's whole group likewise, then continue the command. */
+static void follow_stopped_command(sup_proc *p, int sig)
+{
+  pid_t pid = sup_pid(p);
+  take_terminal_back(pid);
+
+  int conts = atomic_load(&g_cont_count);
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+  sigaction(sig, &dfl, &old);
+  /* To the whole group, as the terminal would have sent it: the other
+   * processes of the job (a shell waiting for sup-run, the rest of a
+   * pipeline) stop with it, and the shell sees the job stopped. */
+  kill(0, sig);
+  sigaction(sig, &old, NULL);
+  bool stopped = atomic_load(&g_cont_count) != conts;
+
+  /* The kernel discards a terminal stop signal in a group that no job
+   * control shell watches (an orphaned group): then sup-run did not stop,
+   * and neither would the command have, had it been in sup-run's group. A
+   * stop for input or output stays: continued, it would stop at once again. */
+  if (!stopped && sig != SIGTSTP)
+    return;
+  give_terminal_to_command(p);
+  kill(-pid, SIGCONT);
+}
+
+/* Acts on what the job control handlers noted. */
+static void handle_job_control(sup_proc *p, int *conts_seen)
+{
+  if (atomic_exchange(&g_tstp, false) && sup_poll(p, 0) == 0)
+    kill(-sup_pid(p), SIGTSTP);
+  if (atomic_exchange(&g_child_changed, false)) {
+    /* WNOWAIT: only a look. The stop stays reportable to nobody else (libsup
+     * waits for exits only), and the exit status stays libsup's to reap. */
+    siginfo_t info = {0};
+    if (waitid(P_PID, (id_t)sup_pid(p), &info, WSTOPPED | WNOWAIT | WNOHANG | __WALL) == 0 &&
+        info.si_pid == sup_pid(p) && info.si_code == CLD_STOPPED &&
+        is_tty_stop(info.si_status))
+      follow_stopped_command(p, info.si_status);
+  }
+  /* Continued by someone else after a stop sup-run did not follow ('fg'
+   * after starting in the background, or after kill -STOP): the command
+   * gets the terminal if sup-run's group has it. */
+  int conts = atomic_load(&g_cont_count);
+  if (conts != *conts_seen) {
+    *conts_seen = conts;
+    give_terminal_to_command(p);
+  }
+}
+
 /* ---- Forwarding --------------------------------------------------------- */
 
-/* Writes all of buf to fd. Returns 0 or an errno value. An inherited
- * non-blocking descriptor gets EAGAIN; waiting for it to drain keeps the
- * pass-through lossless. */
-static int write_all(int fd, const char *buf, size_t len)
+/* Whether a write to fd never waits for a reader: then it is not polled. */
+static bool never_blocks(int fd)
 {
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n >= 0) {
-      buf += n;
-      len -= (size_t)n;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-      if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-        return errno;
-    } else if (errno != EINTR) {
-      return errno;
+  struct stat st;
+  return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+}
+
+/* One write that does not block for long: it follows a poll() that said fd
+ * is writable, and writes no more than fits. A socket is written with
+ * MSG_DONTWAIT; a pipe gets what its free room takes (F_GETPIPE_SZ less
+ * FIONREAD), at least the PIPE_BUF bytes POLLOUT promises; anything else
+ * gets PIPE_BUF bytes. Returns the bytes written, 0 when fd had no room, or
+ * -1 with errno. */
+static ssize_t write_some(int fd, const char *buf, size_t len, bool direct)
+{
+  ssize_t n;
+  if (direct) {
+    n = write(fd, buf, len);
+  } else {
+    struct stat st;
+    bool is_socket = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+    if (is_socket) {
+      n = send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else {
+      size_t room = PIPE_BUF;
+      int size, queued;
+      if (S_ISFIFO(st.st_mode) && (size = fcntl(fd, F_GETPIPE_SZ)) > 0 &&
+          ioctl(fd, FIONREAD, &queued) == 0 && queued >= 0 && size - queued > (int)room)
+        room = (size_t)(size - queued);
+      n = write(fd, buf, len < room ? len : room);
     }
   }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return 0;
+  return n;
+}
+
+/* Writes all of buf to fd. Returns 0 or an errno value: ECANCELED when
+ * sup-run is giving up and fd is not writable. Waits in poll() beside the
+ * wake pipe, so that a second signal ends the wait for a stalled reader. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+  bool direct = never_blocks(fd);
+  while (len > 0) {
+    if (!direct) {
+      struct pollfd pfd[2] = {{.fd = fd, .events = POLLOUT},
+                              {.fd = g_wake[0], .events = POLLIN}};
+      int ready = poll(pfd, g_wake[0] >= 0 ? 2 : 1, giving_up() ? 0 : -1);
+      if (ready < 0 && errno != EINTR)
+        return errno;
+      if (pfd[1].revents != 0)
+        drain_wake_pipe();
+      if (pfd[0].revents == 0) {
+        if (giving_up())
+          return ECANCELED;
+        continue;
+      }
+    }
+    ssize_t n = write_some(fd, buf, len, direct);
+    if (n < 0)
+      return errno;
+    buf += n;
+    len -= (size_t)n;
+  }
   return 0;
+}
+
+/* A message of sup-run's own on stderr, written as write_all writes. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    write_all(STDERR_FILENO, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 struct stream_fwd {
   int stream;       /* SUP_STDOUT or SUP_STDERR */
   int fd;           /* sup-run's own descriptor the bytes go to */
   const char *name; /* for messages */
+  bool direct;      /* fd never blocks: written without polling */
+  int ready_fd;     /* libsup's readiness fd for the stream */
   uint64_t pos;     /* bytes of the stream consumed so far */
   uint64_t lost;    /* bytes skipped over: dropped before they were read */
   int write_error;  /* errno of the write that failed; 0 while forwarding */
+  bool abandoned;   /* given up on a stalled reader after a second signal */
+  bool ended;       /* final and every byte consumed */
+  char buf[FORWARD_CHUNK];
+  size_t off, len;  /* buf[off, len) still to be written */
 };
 
-/* Moves one chunk of the stream to its descriptor. Once a write has failed
- * the stream is still read, and discarded, so that backpressure does not hold
- * the command back while it winds down. Returns the bytes read. */
-static size_t forward_chunk(sup_proc *p, struct stream_fwd *f, char *buf, size_t cap)
+/* Once a write has failed or been given up, the stream is still read, and
+ * discarded, so that backpressure does not hold the command back while it
+ * winds down. */
+static bool discarding(const struct stream_fwd *f)
 {
-  uint64_t before = f->pos;
-  size_t n = 0;
-  if (sup_output_read(p, f->stream, &f->pos, buf, cap, &n) < 0)
-    return 0;
-  /* With backpressure the library keeps every byte not yet read; a jump
-   * means bytes were dropped anyway, and the user must learn that the
-   * pass-through is not exact. */
-  f->lost += f->pos - before - n;
-  if (n > 0 && f->write_error == 0)
-    f->write_error = write_all(f->fd, buf, n);
-  return n;
+  return f->write_error != 0 || f->abandoned;
 }
 
-/* Forwards both streams until the result is final and both are drained.
- * Returns the first write errno, or 0. */
+/* Refills an empty buffer from the library. Never blocks. */
+static void fill(sup_proc *p, struct stream_fwd *f, bool final)
+{
+  while (f->off == f->len && !f->ended) {
+    uint64_t before = f->pos;
+    size_t n = 0;
+    if (sup_output_read(p, f->stream, &f->pos, f->buf, sizeof f->buf, &n) < 0)
+      n = 0;
+    /* With backpressure the library keeps every byte not yet read; a jump
+     * means bytes were dropped anyway, and the user must learn that the
+     * pass-through is not exact. */
+    f->lost += f->pos - before - n;
+    if (n == 0) {
+      /* Final before reading: a read that gets nothing then proves the
+       * stream is drained, as a final result gets no more output. */
+      f->ended = final;
+      return;
+    }
+    f->off = 0;
+    f->len = discarding(f) ? 0 : n;
+  }
+}
+
+/* Forwards both streams until the result is final and both are drained,
+ * following the command's stops meanwhile. Returns the first write errno, or
+ * 0. Waits only in poll(): for output, for room at a reader, for the result,
+ * and for signals. */
 static int forward_output(sup_proc *p)
 {
-  static char buf[FORWARD_CHUNK];
-  struct stream_fwd streams[2] = {
+  static struct stream_fwd streams[2] = {
       {.stream = SUP_STDOUT, .fd = STDOUT_FILENO, .name = "stdout"},
       {.stream = SUP_STDERR, .fd = STDERR_FILENO, .name = "stderr"},
   };
   int first_error = 0;
+  int conts_seen = atomic_load(&g_cont_count);
+  int final_fd = sup_fd(p);
+  /* Without libsup's fds (out of descriptors) the loop looks every 10 ms. */
+  bool degraded = final_fd < 0;
+
+  for (int i = 0; i < 2; i++) {
+    streams[i].direct = never_blocks(streams[i].fd);
+    streams[i].ready_fd = sup_output_fd(p, streams[i].stream);
+    degraded = degraded || streams[i].ready_fd < 0;
+  }
+  /* A stop that came before the handler was there to see it. */
+  atomic_store(&g_child_changed, true);
 
   for (;;) {
-    /* Final before reading: then a round that reads nothing proves both
-     * streams are drained, as a final result gets no more output. */
+    drain_wake_pipe();
+    handle_job_control(p, &conts_seen);
     bool final = sup_poll(p, 0) == 1;
-    size_t moved = 0;
+    bool give_up = giving_up();
+
+    struct pollfd pfd[4];
+    int npfd = 0;
+    int out_slot[2] = {-1, -1};
+    pfd[npfd++] = (struct pollfd){.fd = g_wake[0], .events = POLLIN};
+    if (!final && final_fd >= 0)
+      pfd[npfd++] = (struct pollfd){.fd = final_fd, .events = POLLIN};
+    bool all_ended = true;
     for (int i = 0; i < 2; i++) {
-      moved += forward_chunk(p, &streams[i], buf, sizeof buf);
-      if (streams[i].write_error != 0 && first_error == 0) {
-        first_error = streams[i].write_error;
-        sup_interrupt(p);
+      struct stream_fwd *f = &streams[i];
+      fill(p, f, final);
+      if (f->off < f->len) {
+        out_slot[i] = npfd;
+        pfd[npfd++] = (struct pollfd){.fd = f->fd, .events = POLLOUT};
+      } else if (!f->ended) {
+        if (f->ready_fd >= 0)
+          pfd[npfd++] = (struct pollfd){.fd = f->ready_fd, .events = POLLIN};
       }
+      all_ended = all_ended && f->ended && f->off == f->len;
     }
-    if (moved == 0) {
-      if (final)
-        break;
-      sup_output_wait(p, streams[0].pos, streams[1].pos, -1);
+    if (all_ended)
+      break;
+
+    /* Giving up: a reader that has no room now is not waited for. */
+    int timeout = give_up && (out_slot[0] >= 0 || out_slot[1] >= 0) ? 0 : -1;
+    if (degraded && timeout < 0)
+      timeout = 10;
+    if (poll(pfd, (nfds_t)npfd, timeout) < 0)
+      for (int i = 0; i < npfd; i++)
+        pfd[i].revents = 0;
+
+    for (int i = 0; i < 2; i++) {
+      struct stream_fwd *f = &streams[i];
+      if (out_slot[i] < 0)
+        continue;
+      if (pfd[out_slot[i]].revents == 0 && !f->direct) {
+        if (give_up) {
+          f->abandoned = true;
+          f->off = f->len;
+        }
+        continue;
+      }
+      ssize_t n = write_some(f->fd, f->buf + f->off, f->len - f->off, f->direct);
+      if (n < 0) {
+        f->write_error = errno;
+        f->off = f->len;
+        if (first_error == 0) {
+          first_error = f->write_error;
+          sup_interrupt(p);
+        }
+      } else {
+        f->off += (size_t)n;
+      }
     }
   }
   for (int i = 0; i < 2; i++)
     if (streams[i].lost > 0)
-      fprintf(stderr, PROGNAME ": warning: %" PRIu64 " bytes of the command's %s were lost\n",
-              streams[i].lost, streams[i].name);
+      say(PROGNAME ": warning: %" PRIu64 " bytes of the command's %s were lost\n",
+          streams[i].lost, streams[i].name);
   return first_error;
 }
 
@@ -720,6 +1048,8 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
   free(sb.data);
 }
 
+/* The exit status for a final result. Never a negative library code: what
+ * sup-run cannot account for is its own failure, 125, with a message. */
 static int exit_status(sup_proc *p, int outcome, int write_error)
 {
   int own_signal = atomic_load(&g_first_signal);
@@ -730,19 +1060,31 @@ static int exit_status(sup_proc *p, int outcome, int write_error)
     return EXIT_EPIPE;
   if (write_error != 0)
     return EXIT_SUPRUN;
+  int code;
   switch (outcome) {
   case SUP_OUTCOME_EXITED:
-    return sup_result_exit_code(p);
   case SUP_OUTCOME_SIGNALED:
-    return 128 + sup_result_term_signal(p);
+    code = outcome == SUP_OUTCOME_EXITED ? sup_result_exit_code(p)
+                                         : 128 + sup_result_term_signal(p);
+    if (code >= 0 && code <= 255)
+      return code;
+    /* Only when something else reaped the command (sup-run never does). */
+    say(PROGNAME ": the command's exit status was lost: %s\n",
+        sup_result_status_lost(p) == 1 ? "another waiter reaped it"
+                                       : sup_strerror(code));
+    return EXIT_SUPRUN;
   case SUP_OUTCOME_IDLE_TIMEOUT:
   case SUP_OUTCOME_MAX_RUNTIME:
     return EXIT_TIMEDOUT;
   default:
+    if (outcome < 0) {
+      say(PROGNAME ": no result for the command: %s\n", sup_strerror(outcome));
+      return EXIT_SUPRUN;
+    }
     /* Interrupted or aborted with no signal and no write error: nobody
      * but sup-run calls sup_interrupt or sup_abort on this handle. */
-    fprintf(stderr, PROGNAME ": the command ended as '%s' for no reason sup-run knows\n",
-            sup_outcome_name(outcome));
+    say(PROGNAME ": the command ended as '%s' for no reason sup-run knows\n",
+        sup_outcome_name(outcome) ? sup_outcome_name(outcome) : "?");
     return EXIT_SUPRUN;
   }
 }
@@ -756,7 +1098,7 @@ static int write_json_result(sup_proc *p, int fd, const char *path)
   if (close(fd) != 0 && err == 0 && errno != EINTR)
     err = errno;
   if (err != 0) {
-    fprintf(stderr, PROGNAME ": --json: cannot write '%s': %s\n", path, strerror(err));
+    say(PROGNAME ": --json: cannot write '%s': %s\n", path, strerror(err));
     return -1;
   }
   return 0;
@@ -779,8 +1121,28 @@ static int spawn_failure_status(int rc)
   }
 }
 
+/* A descriptor 0, 1 or 2 that the caller closed would be the next one
+ * opened: the --json file would receive the command's output. A closed one
+ * is taken as /dev/null, as libsup takes a closed stdin, so the command's
+ * status is what counts. */
+static void occupy_standard_fds(void)
+{
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+      continue;
+    int null = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (null != fd) {
+      /* The lowest free number is fd itself: only an open failure lands
+       * here, and there is no stderr to say so if fd is 2. */
+      exit(EXIT_SUPRUN);
+    }
+  }
+}
+
 int main(int argc, char **argv)
 {
+  occupy_standard_fds();
+
   struct options opts;
   parse_options(argc, argv, &opts);
 
@@ -796,7 +1158,7 @@ int main(int argc, char **argv)
 
   install_signal_handlers();
 
-  bool tty_foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  bool tty_foreground = terminal_foreground_is(getpgrp());
   char *spec = build_spec(&opts, tty_foreground);
 
   /* A signal before the spawn means the command is not wanted at all. */
@@ -810,19 +1172,25 @@ int main(int argc, char **argv)
   int rc = sup_spawn_ex(spec, &p, detail, sizeof detail);
   free(spec);
   if (rc < 0) {
-    fprintf(stderr, PROGNAME ": cannot run '%s': %s\n", opts.argv[0],
-            detail[0] ? detail : sup_strerror(rc));
+    /* The command's group may have taken the terminal before its exec (or
+     * chdir) failed: nothing of that group is left to hand it back. */
+    if (tty_foreground && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    say(PROGNAME ": cannot run '%s': %s\n", opts.argv[0],
+        detail[0] ? detail : sup_strerror(rc));
     return spawn_failure_status(rc);
   }
   publish_proc(p);
 
   int write_error = forward_output(p);
+  /* libsup hands the terminal back when it gave it at the spawn; sup-run
+   * may have given it later (after 'fg'). */
+  take_terminal_back(sup_pid(p));
   int outcome = sup_result_outcome(p);
   int status = exit_status(p, outcome, write_error);
 
   if (write_error != 0 && write_error != EPIPE)
-    fprintf(stderr, PROGNAME ": cannot pass the command's output through: %s\n",
-            strerror(write_error));
+    say(PROGNAME ": cannot pass the command's output through: %s\n", strerror(write_error));
   if (json_fd >= 0 && write_json_result(p, json_fd, opts.json_path) != 0)
     status = EXIT_SUPRUN;
   if (!opts.quiet &&

@@ -754,15 +754,231 @@ class Terminal(TempDirTest):
         self.read_until(master, b"got:hello")
         self.assertEqual(p.wait(15), 0)
 
+    # A command that says "ready" as its last act before it blocks, with
+    # SIGINT at its default: a shell script would race (dash holds a SIGINT
+    # that lands between its `echo ready` and the fork of `sleep`, and the
+    # sleep then runs on).
+    READY_THEN_BLOCK = ["perl", "-e", '$| = 1; print "rea" . "dy $$\\n"; sleep 1 while 1']
+
     def test_ctrl_c_reaches_the_command_directly(self):
         p, master = self.start_on_pty(["--json", self.path("r.json"), "--",
-                                       "sh", "-c", "echo ready; sleep 30"])
+                                       *self.READY_THEN_BLOCK])
         self.read_until(master, b"ready")
         os.write(master, b"\x03")
         self.assertEqual(p.wait(15), 130)
         result = self.read_json("r.json")
         self.assertEqual(result["outcome"], "signaled")
         self.assertEqual(result["term_signal"], "SIGINT")
+
+    # defect 2: after a failed start with the terminal handed to the
+    # command's group, the terminal comes back to sup-run's group, so the
+    # shell that ran sup-run can still read it.
+    def test_terminal_comes_back_after_a_failed_start(self):
+        for cmd, code in (("./sup-run-missing", 127), (self.tmp, 126)):
+            with self.subTest(cmd=cmd):
+                master, slave = os.openpty()
+                self.addCleanup(os.close, master)
+
+                def controlling_terminal():
+                    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+                script = '"$0" -- "$1"; echo rc=$?; read x; echo got:$x:$?'
+                p = subprocess.Popen(["sh", "-c", script, SUP_RUN, cmd],
+                                     stdin=slave, stdout=slave, stderr=slave,
+                                     start_new_session=True, preexec_fn=controlling_terminal)
+                os.close(slave)
+                self.addCleanup(lambda p=p: (p.poll() is None and p.kill(), p.wait()))
+                self.read_until(master, f"rc={code}".encode())
+                os.write(master, b"hello\n")
+                self.read_until(master, b"got:hello:0")
+                self.assertEqual(p.wait(15), 0)
+
+    # defect 4: Ctrl-Z in an interactive shell stops the command and sup-run
+    # with it, as one job; `fg` continues both and gives the command the
+    # terminal again; Ctrl-C then reaches it, and the shell's prompt returns.
+    def test_ctrl_z_fg_ctrl_c_in_an_interactive_shell(self):
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+
+        def controlling_terminal():
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        env = dict(os.environ, PS1="PROMPT> ", TERM="dumb", HISTFILE="/dev/null")
+        bash = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave,
+                                stderr=slave, env=env, start_new_session=True,
+                                preexec_fn=controlling_terminal)
+        os.close(slave)
+        self.addCleanup(lambda: (bash.poll() is None and bash.kill(), bash.wait()))
+        pending = [b""]
+
+        def expect(token, timeout=5.0):
+            """What the terminal showed up to and including token; the rest
+            is kept for the next call (one read can hold several prompts)."""
+            data = pending[0]
+            deadline = time.monotonic() + timeout
+            while token not in data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([master], [], [], left)[0]:
+                    self.fail(f"{token!r} not on the terminal within {timeout}s; got {data!r}")
+                chunk = os.read(master, 4096)
+                if not chunk:
+                    self.fail(f"terminal closed before {token!r}; got {data!r}")
+                data += chunk
+            cut = data.index(token) + len(token)
+            pending[0] = data[cut:]
+            return data[:cut]
+
+        expect(b"PROMPT> ", timeout=15)
+
+        line = " ".join(f"'{a}'" if " " in a or "$" in a else a
+                        for a in [SUP_RUN, "--", *self.READY_THEN_BLOCK])
+        os.write(master, line.encode() + b"\n")
+        out = expect(b"ready ", timeout=15) + expect(b"\n")
+        pid = int(re.search(rb"ready (\d+)", out).group(1))
+        self.addCleanup(kill_quietly, pid)
+
+        def state(pid):
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0]
+
+        os.write(master, b"\x1a")  # ^Z
+        expect(b"PROMPT> ", timeout=15)  # the shell has its terminal back
+        self.assertEqual(state(pid), "T", "the command is stopped")
+        os.write(master, b"jobs -l\n")
+        expect(b"Stopped", timeout=15)
+        expect(b"PROMPT> ", timeout=15)
+
+        os.write(master, b"fg\n")
+        deadline = time.monotonic() + 10
+        while state(pid) == "T" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertNotEqual(state(pid), "T", "fg continued the command")
+        # fg gave sup-run's group the terminal; sup-run hands it on to the
+        # command's group (whose id is the command's pid).
+        while os.tcgetpgrp(master) != pid and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(os.tcgetpgrp(master), pid, "the command has the terminal again")
+        os.write(master, b"\x03")  # ^C: to the command, which holds the terminal
+        expect(b"PROMPT> ", timeout=15)
+        self.assertTrue(wait_pid_gone(pid, 5), "the command ended")
+        os.write(master, b"echo rc=$?\n")
+        expect(b"rc=130", timeout=15)
+        os.write(master, b"exit\n")
+        self.assertEqual(bash.wait(15), 0)
+
+
+class Defects(TempDirTest):
+    """Regressions: each test failed on sup-run before its fix."""
+
+    # defect 3: started with SIGCHLD ignored, the command's status was lost
+    # and a negative library code became the exit status (195).
+    def test_sigchld_ignored_by_the_parent(self):
+        def ignore_sigchld():
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+
+        for script, code in (("exit 3", 3), ("exit 0", 0), ("kill -USR1 $$", 128 + signal.SIGUSR1)):
+            with self.subTest(script=script):
+                p = subprocess.run([SUP_RUN, "--", "sh", "-c", script], stdin=subprocess.DEVNULL,
+                                   capture_output=True, timeout=20, preexec_fn=ignore_sigchld)
+                self.assertEqual((p.returncode, p.stderr), (code, b""))
+
+    # defect 14: limits of the library checked in option parsing.
+    def test_too_large_values_name_the_option(self):
+        marker = self.path("ran")
+        cases = [("--idle-timeout", "1000000h"), ("--max-runtime", "1000000h"),
+                 ("--grace", "300000h"), ("--grace", "1000000001s"),
+                 ("--max-output", "2048G"), ("--max-output", "1099511627777")]
+        for option, value in cases:
+            for args in ([option, value], [f"{option}={value}"]):
+                with self.subTest(args=args):
+                    r = run(*args, "--", "touch", marker)
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertIn(option.encode(), r.stderr)
+                    self.assertIn(b"too large", r.stderr)
+                    self.assertNotIn(b"spec", r.stderr)
+                    self.assertNotIn(b"cannot run", r.stderr)
+                    self.assertFalse(os.path.exists(marker), "the command must not run")
+
+    def test_largest_values_accepted(self):
+        for args in (["--idle-timeout", "1000000000s"], ["--grace", "1000000000000ms"],
+                     ["--max-output", "1024G"], ["--max-output", "1099511627776"]):
+            with self.subTest(args=args):
+                r = run(*args, "--", "sh", "-c", "echo ok; exit 3")
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (3, b"ok\n", b""))
+
+    # defect 5: a second signal ends sup-run while the reader of its stdout
+    # (or stderr), a pipe or a socket, stalls.
+    def test_second_signal_ends_a_stalled_writer(self):
+        for kind in ("pipe", "socket"):
+            for target in (1, 2):
+                with self.subTest(kind=kind, target=target):
+                    self.stalled_writer(kind, target)
+
+    def stalled_writer(self, kind, target):
+        if kind == "pipe":
+            rfd, wfd = os.pipe()
+        else:
+            import socket
+            a, b = socket.socketpair()
+            rfd, wfd = a.detach(), b.detach()
+        self.addCleanup(os.close, rfd)
+        pidfile = self.path(f"pid-{kind}-{target}")
+        redirect = "" if target == 1 else ">&2"
+        p = subprocess.Popen([SUP_RUN, "--grace", "30", "--", "sh", "-c",
+                              f"echo $$ > {pidfile}; exec yes {redirect}"],
+                             stdin=subprocess.DEVNULL,
+                             stdout=wfd if target == 1 else subprocess.DEVNULL,
+                             stderr=wfd if target == 2 else subprocess.DEVNULL)
+        os.close(wfd)
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+        pid = self.read_pid(os.path.basename(pidfile))
+        time.sleep(0.5)  # the pipe or socket fills; nobody reads it
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        self.assertIsNone(p.poll(), "the first signal only interrupts")
+        start = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(10), 143)
+        self.assertLess(time.monotonic() - start, 5)
+        self.assertTrue(wait_pid_gone(pid))
+
+    # defect 1 (CLI): closed standard descriptors.
+    def sup_run_with_closed(self, closed, args):
+        fds = {0: subprocess.DEVNULL, 1: subprocess.PIPE, 2: subprocess.PIPE}
+
+        def close_them():
+            for fd in closed:
+                os.close(fd)
+
+        p = subprocess.run([SUP_RUN, *args], stdin=fds[0], stdout=fds[1], stderr=fds[2],
+                           preexec_fn=close_them, timeout=20)
+        return p
+
+    def test_closed_standard_descriptors(self):
+        json_path = self.path("r.json")
+        cmd = ["--json", json_path, "--", "sh", "-c", "cat; echo hi; echo err >&2"]
+        for closed, out, err in (((0,), b"hi\n", b"err\n"), ((1,), None, b"err\n"),
+                                 ((2,), b"hi\n", None), ((0, 1, 2), None, None)):
+            with self.subTest(closed=closed):
+                p = self.sup_run_with_closed(closed, cmd)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                if out is not None:
+                    self.assertEqual(p.stdout, out)
+                if err is not None:
+                    self.assertEqual(p.stderr, err)
+                # Nothing of the pass-through lands in the --json file, which
+                # would otherwise take the place of the closed descriptor.
+                result = self.read_json("r.json")
+                self.assertEqual(result["outcome"], "exited")
+                self.assertEqual(result["stdout"]["captured"], "hi\n")
+                self.assertEqual(result["stderr"]["captured"], "err\n")
+
+    def test_echo_with_a_closed_standard_descriptor(self):
+        for closed in ((0,), (1,), (2,)):
+            with self.subTest(closed=closed):
+                p = self.sup_run_with_closed(closed, ["--", "echo", "hi"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, b"" if 1 in closed else b"hi\n")
 
 
 if __name__ == "__main__":
