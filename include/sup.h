@@ -189,7 +189,8 @@ SUP_API int sup_signal_parse(const char *text);
  *                     (default 16 MiB; 0 keeps nothing)
  *   backpressure_bytes  0 (default): sup drains both pipes at all times. N > 0:
  *                     sup stops reading a stream while more than N of its
- *                     bytes have not been read through sup_output_read, so
+ *                     bytes have not been read through sup_output_read
+ *                     (and reads it again once half of them have been), so
  *                     the child blocks on write as it would on a slow
  *                     terminal and a live reader loses nothing; the idle
  *                     clock does not run while a stream is held back

@@ -147,7 +147,7 @@ void Process::resume_held_back() {
     if (!pipe->paused) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (pipe->capture.total() - pipe->consumer_pos > backpressure_bytes_) continue;
+      if (pipe->capture.total() - pipe->consumer_pos > resume_at()) continue;
       pipe->paused = false;
     }
     uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable);

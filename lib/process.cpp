@@ -109,7 +109,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     if (*pos > pipe.capture.total()) return SUP_EINVAL;
     n = pipe.capture.read_at(pos, buf, cap);
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
-    resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_;
+    resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
     if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
       clear_readable(pipe.ready_fd.get());
       pipe.ready_signaled = false;

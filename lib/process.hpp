@@ -206,6 +206,11 @@ class Process {
   const int interrupt_signal_;
   const TimeoutAction on_timeout_;
   const uint64_t backpressure_bytes_;
+  // A held-back stream resumes once its unread bytes fall to half the
+  // window, not just below it: each resume then refills half a window
+  // instead of one read, and the loop and the reader stop trading a wake-up
+  // (and two epoll_ctl) for every read.
+  uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
   const bool stdin_pipe_;
   std::string stdin_data_;
 
