@@ -247,7 +247,10 @@ SUP_API int sup_interrupt(sup_proc* p) {
 
 SUP_API int sup_abort(sup_proc* p) {
   Call proc(p);
-  return proc ? proc->request(sup::kAbort) : proc.rc();
+  if (!proc) return proc.rc();
+  if (proc->is_final()) return 1;
+  proc->kill_from_caller();
+  return proc->request(sup::kAbort);
 }
 
 SUP_API const char* sup_result(sup_proc* p) {

@@ -54,7 +54,41 @@ void Process::await_leader_exit() {
   }
 }
 
+void Process::kill_from_caller() noexcept {
+  int saved_errno = errno;  // a signal handler's caller keeps its errno
+  unsigned before = caller_kills_.fetch_add(1, std::memory_order_acq_rel);
+  if ((before & kReaping) == 0 && caller_kill_at_.load(std::memory_order_acquire) == 0) {
+    // Only a main process that still runs: one that exited by itself is not
+    // ended by us (the exit race, as in handle_requests), and one the host
+    // reaped (waitid fails) may have lent its pid, so the group id, to a
+    // stranger. While the loop has not set kReaping it has not reaped the
+    // leader, so pidfd_ and the group id are still ours.
+    siginfo_t info{};
+    long rc = syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | WNOHANG | WNOWAIT | __WALL, nullptr);
+    if (rc == 0 && info.si_pid == 0) {
+      // Stamped before the signal: the loop never sees the death without it.
+      caller_kill_at_.store(now_ns(), std::memory_order_release);
+      kill(-pid_, SIGKILL);
+    }
+  }
+  caller_kills_.fetch_sub(1, std::memory_order_acq_rel);
+  errno = saved_errno;
+}
+
+void Process::adopt_caller_kill() {
+  if (lifecycle_ == Lifecycle::final) return;
+  Nanos at = caller_kill_at_.load(std::memory_order_acquire);
+  if (at == 0 || escalation_ == Escalation::kill_sent) return;
+  if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
+  lift_backpressure();
+  signals_sent_.push_back({SIGKILL, at - spawned_at_});
+  escalation_ = Escalation::kill_sent;
+  forced_kill_ = true;
+  if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now_ns() + kPipeDrainAfterKill;
+}
+
 void Process::on_leader_exit() {
+  adopt_caller_kill();
   if (lifecycle_ != Lifecycle::running || !leader_exited_now()) return;
   lifecycle_ = Lifecycle::draining;
   exit_watch_.close();
@@ -89,6 +123,7 @@ void Process::after_leader_exit() {
 
 void Process::handle_requests() {
   unsigned bits = requests_.exchange(0);
+  adopt_caller_kill();
   if (bits & kResume) resume_held_back();
   if (lifecycle_ == Lifecycle::final) return;
   if ((bits & (kAbort | kInterrupt)) == 0) return;
@@ -110,6 +145,7 @@ void Process::handle_requests() {
 }
 
 void Process::on_deadline() {
+  adopt_caller_kill();
   Nanos now = now_ns();
   if (lifecycle_ == Lifecycle::running) {
     if (leader_exited_now()) {

@@ -183,6 +183,7 @@ void Process::release() {
   }
   changed_.notify_all();
   if (!is_final()) {
+    kill_from_caller();
     requests_.fetch_or(kAbort);
     engine_.wake_for(*this);
     std::unique_lock<std::mutex> lock(mu_);

@@ -107,6 +107,10 @@ class Process {
   pid_t pid() const noexcept { return pid_; }
   // Async-signal-safe. Returns 1 if already final, else 0.
   int request(unsigned bits) noexcept;
+  // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
+  // caller's thread while the main process runs, so that its end does not
+  // wait for the loop thread to wake. Async-signal-safe.
+  void kill_from_caller() noexcept;
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
@@ -182,6 +186,10 @@ class Process {
   void interrupt_group(Nanos now);
   void kill_group(Nanos now);
   void signal_group(int sig, Nanos now, bool record);
+  // Takes a SIGKILL that kill_from_caller sent as the loop's own: outcome
+  // aborted while the main process ran, escalation done, signal recorded.
+  // First in every loop-thread entry that decides anything.
+  void adopt_caller_kill();
   void hand_back_terminal();
 
   // result.cpp
@@ -245,6 +253,13 @@ class Process {
 
   // Shared with API threads.
   std::atomic<unsigned> requests_{0};
+  // kill_from_caller: callers inside its window, plus kReaping once finish()
+  // is about to reap the leader (after which its pid may be reused). The
+  // time of the caller's SIGKILL, 0 until there is one; the loop adopts it
+  // (adopt_caller_kill) as if it had sent it.
+  static constexpr unsigned kReaping = 1u << 31;
+  std::atomic<unsigned> caller_kills_{0};
+  std::atomic<Nanos> caller_kill_at_{0};
   std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;

@@ -1,5 +1,6 @@
 // Ending a process's supervision: reaping, deciding the outcome once, and the
 // result as JSON.
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -45,6 +46,12 @@ int Process::decide_outcome() const noexcept {
 
 void Process::finish() {
   if (lifecycle_ == Lifecycle::final) return;
+  // From here the leader may be reaped and its pid reused: no caller may
+  // signal the group any more, and one inside kill_from_caller's window
+  // leaves it within a system call.
+  caller_kills_.fetch_or(kReaping, std::memory_order_acq_rel);
+  while ((caller_kills_.load(std::memory_order_acquire) & ~kReaping) != 0) sched_yield();
+  adopt_caller_kill();
   // What is left in the group without holding our pipes cannot be seen
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
@@ -101,6 +108,7 @@ void Process::publish(Result&& r) {
 
 void Process::shutdown() {
   if (lifecycle_ == Lifecycle::final) return;
+  adopt_caller_kill();
   if (lifecycle_ == Lifecycle::running) {
     cause_ = std::max(cause_, Cause::aborted);
     if (escalation_ != Escalation::kill_sent) kill_group(now_ns());

@@ -90,6 +90,41 @@ TEST(Abort, IsPrompt) {
   EXPECT_EQ(p.output(SUP_STDOUT), "ready\n");
 }
 
+// sup_abort sends SIGKILL from the caller's thread while the main process
+// runs, and the loop takes that kill as its own. Raced against exits of every
+// timing: a child that exited by itself first is "exited" with nothing sent; one
+// the abort reached is "aborted", SIGKILL recorded once and forced_kill set.
+// Never "signaled" (a SIGKILL the loop did not know of), never a second kill.
+TEST(Abort, RacingTheExitIsEitherExitedOrAbortedNeverBoth) {
+  int exited = 0, aborted = 0;
+  for (int i = 0; i < 300; ++i) {
+    SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
+    if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 17)));
+    int rc = sup_abort(p.get());
+    EXPECT_TRUE(rc == 0 || rc == 1) << rc;
+    ASSERT_TRUE(p.wait());
+    auto r = p.result();
+    int sent = cJSON_GetArraySize(r.get("signals_sent"));
+    if (r.str("outcome") == "exited") {
+      ++exited;
+      EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+      EXPECT_EQ(sent, 0) << i;
+      EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill"))) << i;
+    } else {
+      ++aborted;
+      ASSERT_EQ(r.str("outcome"), "aborted") << i << ": " << sup_result(p.get());
+      EXPECT_EQ(rc, 0) << i;
+      ASSERT_EQ(sent, 1) << i << ": " << sup_result(p.get());
+      EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring,
+                   "SIGKILL");
+      EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill"))) << i;
+    }
+  }
+  // Aborted right after the spawn, most children never reach their exit.
+  EXPECT_GT(aborted, 0);
+  std::printf("exited %d, aborted %d\n", exited, aborted);
+}
+
 TEST(Abort, DuringGraceWinsOverInterrupt) {
   SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 5000"));
   ASSERT_TRUE(wait_for_output(p.get(), "ready"));
