@@ -31,7 +31,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     base = tmp_path_factory.mktemp("rg")
     master = base / "master.txt"
-    master.write_bytes(b"".join(b"TODO line %d of a file that rg finds\n" % i for i in range(2000)))
+    master.write_bytes(b"".join(b"needle line %d of a file that rg finds\n" % i for i in range(2000)))
     root = base / "tree"
     root.mkdir()
     for d in range(200):
@@ -50,9 +50,9 @@ def _first_output(p: sup.Popen) -> bytes:
 
 @pytest.mark.parametrize("how", ["abort", "interrupt"])
 def test_rg_abort_within_150ms_keeps_partial_output(tree: Path, how: str) -> None:
-    with sup.Popen([RG or "rg", "TODO", str(tree)], idle_timeout=20.0, timeout=60.0, grace=2.0) as p:
+    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0, timeout=60.0, grace=2.0) as p:
         first = _first_output(p)
-        assert b"TODO" in first
+        assert b"needle" in first
         t0 = time.monotonic()
         getattr(p, how)()
         r = p.wait()
@@ -60,12 +60,12 @@ def test_rg_abort_within_150ms_keeps_partial_output(tree: Path, how: str) -> Non
     print(f"rg {how}: final {latency * 1000:.1f} ms after the request, {len(r.stdout)} bytes kept")
     assert r.outcome is (Outcome.ABORTED if how == "abort" else Outcome.INTERRUPTED)
     assert latency < 0.150
-    assert r.stdout.startswith(first) and b"TODO line" in r.stdout
+    assert r.stdout.startswith(first) and b"needle line" in r.stdout
     assert r.json["stdout"]["bytes"] >= len(r.stdout) > 0
 
 
 def test_rg_abort_from_the_ui_thread_while_main_waits(tree: Path) -> None:
-    with sup.Popen([RG or "rg", "TODO", str(tree)], idle_timeout=20.0) as p:
+    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0) as p:
         _first_output(p)
         stamp: list[float] = []
 
@@ -79,11 +79,11 @@ def test_rg_abort_from_the_ui_thread_while_main_waits(tree: Path) -> None:
     print(f"rg abort from another thread: final {latency * 1000:.1f} ms after the request")
     assert r.outcome is Outcome.ABORTED
     assert latency < 0.150, latency
-    assert b"TODO line" in r.stdout
+    assert b"needle line" in r.stdout
 
 
 def test_rg_timeout_keeps_partial_output(tree: Path) -> None:
-    r = sup.run([RG or "rg", "TODO", str(tree)], timeout=0.3)
+    r = sup.run([RG or "rg", "needle", str(tree)], timeout=0.3)
     assert r.outcome is Outcome.MAX_RUNTIME
-    assert b"TODO line" in r.stdout
+    assert b"needle line" in r.stdout
     assert r.duration < 2.5

@@ -6,7 +6,7 @@ grace period, the whole process group ended, head-and-tail bounded capture,
 and one immutable :class:`Result` whose :class:`Outcome` says what ended the
 child. ``interrupt()`` and ``abort()`` work from any thread at any time.
 
-    r = sup.run(["rg", "TODO", "."], idle_timeout=30.0, timeout=600.0)
+    r = sup.run(["rg", "unsafe", "."], idle_timeout=30.0, timeout=600.0)
     if r.outcome is sup.Outcome.IDLE_TIMEOUT:
         print("rg went silent; it had printed:", r.stdout)
 
