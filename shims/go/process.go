@@ -346,28 +346,26 @@ func resultOutput(p *C.sup_proc, stream C.int) []byte {
 	return out
 }
 
-func (h *handle) interrupt() error {
+// request makes one of the C ABI's requests (sup_interrupt, sup_abort) under
+// the read lock; no effect once final, an error once closed.
+func (h *handle) request(op string, call func(*C.sup_proc) C.int) error {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.closed {
-		return errClosed("interrupt")
+		return errClosed(op)
 	}
-	if rc := C.sup_interrupt(h.p); rc < 0 {
-		return cerr("interrupt", rc)
+	if rc := call(h.p); rc < 0 {
+		return cerr(op, rc)
 	}
 	return nil
 }
 
+func (h *handle) interrupt() error {
+	return h.request("interrupt", func(p *C.sup_proc) C.int { return C.sup_interrupt(p) })
+}
+
 func (h *handle) abort() error {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if h.closed {
-		return errClosed("abort")
-	}
-	if rc := C.sup_abort(h.p); rc < 0 {
-		return cerr("abort", rc)
-	}
-	return nil
+	return h.request("abort", func(p *C.sup_proc) C.int { return C.sup_abort(p) })
 }
 
 func (h *handle) close() {
