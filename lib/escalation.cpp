@@ -82,9 +82,7 @@ void Process::adopt_caller_kill() {
   if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
   lift_backpressure();
   signals_sent_.push_back({SIGKILL, at - spawned_at_});
-  escalation_ = Escalation::kill_sent;
-  forced_kill_ = true;
-  if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now_ns() + kPipeDrainAfterKill;
+  group_killed(now_ns());
 }
 
 void Process::on_leader_exit() {
@@ -212,9 +210,7 @@ void Process::interrupt_group(Nanos now) {
   lift_backpressure();
   signal_group(interrupt_signal_, now, true);
   if (interrupt_signal_ == SIGKILL) {
-    escalation_ = Escalation::kill_sent;
-    forced_kill_ = true;
-    if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;
+    group_killed(now);
     return;
   }
   // A stopped process cannot act on the signal until it is continued.
@@ -226,6 +222,10 @@ void Process::interrupt_group(Nanos now) {
 void Process::kill_group(Nanos now) {
   lift_backpressure();
   signal_group(SIGKILL, now, true);
+  group_killed(now);
+}
+
+void Process::group_killed(Nanos now) {
   escalation_ = Escalation::kill_sent;
   forced_kill_ = true;
   if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;

@@ -185,6 +185,9 @@ class Process {
   void timed_out();
   void interrupt_group(Nanos now);
   void kill_group(Nanos now);
+  // The group has been sent SIGKILL (by whichever thread): escalation done,
+  // and the pipes waited for only briefly from now on.
+  void group_killed(Nanos now);
   void signal_group(int sig, Nanos now, bool record);
   // Takes a SIGKILL that kill_from_caller sent as the loop's own: outcome
   // aborted while the main process ran, escalation done, signal recorded.

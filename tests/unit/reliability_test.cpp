@@ -155,6 +155,43 @@ TEST(Backpressure, TimeoutWithNoReaderEndsPromptlyAndCountsEverything) {
   EXPECT_GT(total, 4096);
 }
 
+// Held back past backpressure_bytes, a stream is read again only once half
+// the window is left unread: each resume refills half a window instead of
+// one read, so the loop and the reader do not trade a wake-up per read.
+TEST(Backpressure, ResumesAtHalfTheWindowNotJustBelowIt) {
+  constexpr uint64_t kWindow = 65536;
+  SPAWN(p, "{\"argv\": [\"head\", \"-c\", \"4000000\", \"/dev/zero\"], \"backpressure_bytes\": 65536}");
+  auto total = [&] { return static_cast<uint64_t>(sup_output_total(p.get(), SUP_STDOUT)); };
+  // Held back: the count stops growing above the window.
+  auto settled = [&] {
+    uint64_t before = total();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return before > kWindow && total() == before;
+  };
+  ASSERT_TRUE(suptest::eventually(settled, 5000)) << total();
+  uint64_t pos = 0;
+  std::vector<char> buf(512);
+  auto read_until_unread = [&](uint64_t unread) {
+    while (total() - pos > unread) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), total() - pos - unread));
+      size_t n = 0;
+      ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), want, &n), 0);
+      ASSERT_GT(n, 0u);
+    }
+  };
+  // Below the window but above half of it: still held back.
+  read_until_unread(kWindow - 4096);
+  uint64_t held = total();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(total(), held) << "resumed with " << held - pos << " bytes unread";
+  // At half the window: read again, a refill of about half a window or more.
+  read_until_unread(kWindow / 2);
+  ASSERT_TRUE(suptest::eventually([&] { return total() >= held + kWindow / 2; }, 5000))
+      << total() - held << " bytes after resuming";
+  ASSERT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+}
+
 TEST(Backpressure, ExitWithUnreadOutputLosesNothingForTheReader) {
   SPAWN(p, "{\"argv\": [\"head\", \"-c\", \"200000\", \"/dev/urandom\"], \"backpressure_bytes\": 4096,"
            " \"max_output_bytes\": 1024}");
