@@ -247,7 +247,10 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the
  * child's process group, and SIGKILL if the main process has not exited
- * grace_ms later. A second call does not restart the grace period.
+ * grace_ms later. A second call does not restart the grace period. While the
+ * main process runs the signal is sent from the calling thread, before the
+ * call returns; the interrupt signal is sent once, whoever asks first (this
+ * call, another thread's, or a timeout), and never after a SIGKILL.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes: a final result is immutable).
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.

@@ -242,7 +242,10 @@ SUP_API int sup_poll(sup_proc* p, int timeout_ms) {
 
 SUP_API int sup_interrupt(sup_proc* p) {
   Call proc(p);
-  return proc ? proc->request(sup::kInterrupt) : proc.rc();
+  if (!proc) return proc.rc();
+  if (proc->is_final()) return 1;
+  proc->interrupt_from_caller();
+  return proc->request(sup::kInterrupt);
 }
 
 SUP_API int sup_abort(sup_proc* p) {

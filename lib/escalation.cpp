@@ -54,39 +54,94 @@ void Process::await_leader_exit() {
   }
 }
 
+bool Process::enter_caller_window() noexcept {
+  unsigned before = caller_kills_.fetch_add(1, std::memory_order_acq_rel);
+  // Once the loop has set kReaping it may reap the leader, whose pid, so the
+  // group id, may then go to a stranger. Before that, pidfd_ and the group id
+  // are still ours.
+  if ((before & kReaping) != 0 || caller_kill_at_.load(std::memory_order_acquire) != 0) return false;
+  // Only a main process that still runs: one that exited by itself is not
+  // ended by us (the exit race, as in handle_requests), and one the host
+  // reaped (waitid fails) may have lent its pid to a stranger.
+  siginfo_t info{};
+  long rc = syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | WNOHANG | WNOWAIT | __WALL, nullptr);
+  return rc == 0 && info.si_pid == 0;
+}
+
+void Process::leave_caller_window() noexcept { caller_kills_.fetch_sub(1, std::memory_order_acq_rel); }
+
 void Process::kill_from_caller() noexcept {
   int saved_errno = errno;  // a signal handler's caller keeps its errno
-  unsigned before = caller_kills_.fetch_add(1, std::memory_order_acq_rel);
-  if ((before & kReaping) == 0 && caller_kill_at_.load(std::memory_order_acquire) == 0) {
-    // Only a main process that still runs: one that exited by itself is not
-    // ended by us (the exit race, as in handle_requests), and one the host
-    // reaped (waitid fails) may have lent its pid, so the group id, to a
-    // stranger. While the loop has not set kReaping it has not reaped the
-    // leader, so pidfd_ and the group id are still ours.
-    siginfo_t info{};
-    long rc = syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | WNOHANG | WNOWAIT | __WALL, nullptr);
-    if (rc == 0 && info.si_pid == 0) {
-      // Stamped before the signal: the loop never sees the death without it.
-      caller_kill_at_.store(now_ns(), std::memory_order_release);
+  if (enter_caller_window()) {
+    // Stamped before the signal: the loop never sees the death without it.
+    // Two callers racing send one kill.
+    Nanos none = 0;
+    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) {
+      // No interrupt after the kill: a caller still on its way is turned back.
+      take_interrupt_latch();
       kill(-pid_, SIGKILL);
     }
   }
-  caller_kills_.fetch_sub(1, std::memory_order_acq_rel);
+  leave_caller_window();
   errno = saved_errno;
 }
 
-void Process::adopt_caller_kill() {
+void Process::interrupt_from_caller() noexcept {
+  // An interrupt signal of SIGKILL is a kill: the loop sends it, so that
+  // the group is never killed twice over by two paths.
+  if (interrupt_signal_ == SIGKILL) return;
+  if (interrupt_latch_.load(std::memory_order_acquire) != 0) return;  // sent already
+  int saved_errno = errno;
+  if (enter_caller_window()) {
+    // Whoever takes the latch sends the interrupt: this caller, another, or
+    // the loop (a timeout, a leftover group); it is never sent twice.
+    Nanos free = 0;
+    if (interrupt_latch_.compare_exchange_strong(free, now_ns(), std::memory_order_acq_rel)) {
+      kill(-pid_, interrupt_signal_);
+      // A stopped process cannot act on the signal until it is continued.
+      if (interrupt_signal_ != SIGCONT) kill(-pid_, SIGCONT);
+    }
+  }
+  leave_caller_window();
+  errno = saved_errno;
+}
+
+bool Process::take_interrupt_latch() noexcept {
+  Nanos free = 0;
+  return interrupt_latch_.compare_exchange_strong(free, kLatchClosed, std::memory_order_acq_rel);
+}
+
+void Process::adopt_caller_signals() {
   if (lifecycle_ == Lifecycle::final) return;
-  Nanos at = caller_kill_at_.load(std::memory_order_acquire);
-  if (at == 0 || escalation_ == Escalation::kill_sent) return;
-  if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
+  Nanos kill_at = caller_kill_at_.load(std::memory_order_acquire);
+  if (escalation_ == Escalation::kill_sent) kill_at = 0;  // the loop's, or adopted already
+  // A kill closes the latch (kill_from_caller did so already): a caller's
+  // interrupt still in it came before the kill, and is recorded before it.
+  if (kill_at != 0) take_interrupt_latch();
+  Nanos interrupt_at = caller_interrupt_adopted_ ? 0 : interrupt_latch_.load(std::memory_order_acquire);
+  if (interrupt_at != kLatchClosed && interrupt_at != 0) adopt_caller_interrupt(interrupt_at);
+  if (kill_at != 0) {
+    if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
+    lift_backpressure();
+    signals_sent_.push_back({SIGKILL, kill_at - spawned_at_});
+    group_killed(now_ns());
+  }
+}
+
+void Process::adopt_caller_interrupt(Nanos at) {
+  caller_interrupt_adopted_ = true;
+  // The caller saw the main process running when it sent the signal.
+  if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::interrupted);
   lift_backpressure();
-  signals_sent_.push_back({SIGKILL, at - spawned_at_});
-  group_killed(now_ns());
+  signals_sent_.push_back({interrupt_signal_, at - spawned_at_});
+  if (escalation_ == Escalation::none) {
+    escalation_ = Escalation::interrupt_sent;
+    kill_at_ = at + grace_;
+  }
 }
 
 void Process::on_leader_exit() {
-  adopt_caller_kill();
+  adopt_caller_signals();
   if (lifecycle_ != Lifecycle::running || !leader_exited_now()) return;
   lifecycle_ = Lifecycle::draining;
   exit_watch_.close();
@@ -121,7 +176,7 @@ void Process::after_leader_exit() {
 
 void Process::handle_requests() {
   unsigned bits = requests_.exchange(0);
-  adopt_caller_kill();
+  adopt_caller_signals();
   if (bits & kResume) resume_held_back();
   if (lifecycle_ == Lifecycle::final) return;
   if ((bits & (kAbort | kInterrupt)) == 0) return;
@@ -143,7 +198,7 @@ void Process::handle_requests() {
 }
 
 void Process::on_deadline() {
-  adopt_caller_kill();
+  adopt_caller_signals();
   Nanos now = now_ns();
   if (lifecycle_ == Lifecycle::running) {
     if (leader_exited_now()) {
@@ -208,6 +263,10 @@ void Process::interrupt_group(Nanos now) {
   // A child blocked writing to a held-back pipe could not act on the signal
   // (last words, clean exit) within the grace.
   lift_backpressure();
+  if (!take_interrupt_latch()) {
+    adopt_caller_signals();  // a caller sent it first
+    return;
+  }
   signal_group(interrupt_signal_, now, true);
   if (interrupt_signal_ == SIGKILL) {
     group_killed(now);
@@ -221,6 +280,10 @@ void Process::interrupt_group(Nanos now) {
 
 void Process::kill_group(Nanos now) {
   lift_backpressure();
+  // No caller interrupt after the kill; one that came first is recorded first.
+  take_interrupt_latch();
+  adopt_caller_signals();
+  if (escalation_ == Escalation::kill_sent) return;  // a caller's kill, adopted
   signal_group(SIGKILL, now, true);
   group_killed(now);
 }

@@ -111,6 +111,10 @@ class Process {
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe.
   void kill_from_caller() noexcept;
+  // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
+  // group from the caller's thread while the main process runs, unless the
+  // loop or another caller sent it already. Async-signal-safe.
+  void interrupt_from_caller() noexcept;
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
@@ -189,10 +193,19 @@ class Process {
   // and the pipes waited for only briefly from now on.
   void group_killed(Nanos now);
   void signal_group(int sig, Nanos now, bool record);
-  // Takes a SIGKILL that kill_from_caller sent as the loop's own: outcome
-  // aborted while the main process ran, escalation done, signal recorded.
+  // Takes the signals that callers sent (kill_from_caller,
+  // interrupt_from_caller) as the loop's own: the outcome they decide while
+  // the main process ran, the escalation, the signals recorded in order.
   // First in every loop-thread entry that decides anything.
-  void adopt_caller_kill();
+  void adopt_caller_signals();
+  void adopt_caller_interrupt(Nanos at);
+  // Closes the latch: true when it was free (the loop may send the
+  // interrupt), false when a caller sent it first or a kill closed it.
+  bool take_interrupt_latch() noexcept;
+  // Callers: inside the window, true while the main process runs and the
+  // group may be signaled; leave_caller_window() in every case.
+  bool enter_caller_window() noexcept;
+  void leave_caller_window() noexcept;
   void hand_back_terminal();
 
   // result.cpp
@@ -256,13 +269,20 @@ class Process {
 
   // Shared with API threads.
   std::atomic<unsigned> requests_{0};
-  // kill_from_caller: callers inside its window, plus kReaping once finish()
-  // is about to reap the leader (after which its pid may be reused). The
-  // time of the caller's SIGKILL, 0 until there is one; the loop adopts it
-  // (adopt_caller_kill) as if it had sent it.
+  // kill_from_caller and interrupt_from_caller: callers inside their
+  // window, plus kReaping once finish() is about to reap the leader (after
+  // which its pid may be reused). The time of the caller's SIGKILL, 0 until
+  // there is one; the loop adopts it (adopt_caller_signals) as if it had
+  // sent it.
   static constexpr unsigned kReaping = 1u << 31;
   std::atomic<unsigned> caller_kills_{0};
   std::atomic<Nanos> caller_kill_at_{0};
+  // The interrupt signal is sent once, by whoever takes this latch first:
+  // 0 while free, the time a caller sent it, or kLatchClosed once the loop
+  // sent it or anyone killed the group (no interrupt follows a kill).
+  static constexpr Nanos kLatchClosed = -1;
+  std::atomic<Nanos> interrupt_latch_{0};
+  bool caller_interrupt_adopted_ = false;  // loop thread only
   std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;

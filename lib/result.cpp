@@ -51,7 +51,7 @@ void Process::finish() {
   // leaves it within a system call.
   caller_kills_.fetch_or(kReaping, std::memory_order_acq_rel);
   while ((caller_kills_.load(std::memory_order_acquire) & ~kReaping) != 0) sched_yield();
-  adopt_caller_kill();
+  adopt_caller_signals();
   // What is left in the group without holding our pipes cannot be seen
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
@@ -108,7 +108,7 @@ void Process::publish(Result&& r) {
 
 void Process::shutdown() {
   if (lifecycle_ == Lifecycle::final) return;
-  adopt_caller_kill();
+  adopt_caller_signals();
   if (lifecycle_ == Lifecycle::running) {
     cause_ = std::max(cause_, Cause::aborted);
     if (escalation_ != Escalation::kill_sent) kill_group(now_ns());

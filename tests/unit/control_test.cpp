@@ -125,6 +125,93 @@ TEST(Abort, RacingTheExitIsEitherExitedOrAbortedNeverBoth) {
   std::printf("exited %d, aborted %d\n", exited, aborted);
 }
 
+// sup_interrupt sends the interrupt signal from the caller's thread while the
+// main process runs; the loop takes it as its own. Raced against exits of
+// every timing: "exited" with nothing sent, or "interrupted" with exactly one
+// SIGTERM recorded (and no SIGKILL: /bin/true dies of it).
+TEST(Interrupt, RacingTheExitIsEitherExitedOrInterruptedNeverBoth) {
+  int exited = 0, interrupted = 0;
+  for (int i = 0; i < 300; ++i) {
+    SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
+    if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 17)));
+    int rc = sup_interrupt(p.get());
+    EXPECT_TRUE(rc == 0 || rc == 1) << rc;
+    ASSERT_TRUE(p.wait());
+    auto r = p.result();
+    int sent = cJSON_GetArraySize(r.get("signals_sent"));
+    if (r.str("outcome") == "exited") {
+      ++exited;
+      EXPECT_EQ(sent, 0) << i;
+    } else {
+      ++interrupted;
+      ASSERT_EQ(r.str("outcome"), "interrupted") << i << ": " << sup_result(p.get());
+      EXPECT_EQ(rc, 0) << i;
+      ASSERT_EQ(sent, 1) << i << ": " << sup_result(p.get());
+      EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring,
+                   "SIGTERM");
+      // The signal reached it, or it was exiting already (a zombie ignores it).
+      if (r.str("term_signal") != "SIGTERM") EXPECT_EQ(sup_result_exit_code(p.get()), 0) << sup_result(p.get());
+      EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill"))) << i;
+    }
+  }
+  EXPECT_GT(interrupted, 0);
+  std::printf("exited %d, interrupted %d\n", exited, interrupted);
+}
+
+// Four threads interrupt at once while the idle timeout comes due: the
+// interrupt signal goes out once, whoever sends it, and the grace still ends
+// in one SIGKILL for a child that ignores it.
+TEST(Interrupt, ManyCallersAndATimeoutSendItOnce) {
+  for (int i = 0; i < 40; ++i) {
+    SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 50, \"idle_timeout_ms\": 20"));
+    ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+    std::this_thread::sleep_for(std::chrono::microseconds(i * 500));
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 4; ++t) callers.emplace_back([&] { sup_interrupt(p.get()); });
+    for (auto& t : callers) t.join();
+    ASSERT_TRUE(p.wait());
+    auto r = p.result();
+    const cJSON* sent = r.get("signals_sent");
+    ASSERT_EQ(cJSON_GetArraySize(sent), 2) << i << ": " << sup_result(p.get());
+    EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "signal")->valuestring, "SIGTERM");
+    EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 1), "signal")->valuestring, "SIGKILL");
+    double term_at = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "at_ms")->valuedouble;
+    double kill_at = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 1), "at_ms")->valuedouble;
+    EXPECT_GE(kill_at - term_at, 50.0) << i;
+    std::string outcome = r.str("outcome");
+    EXPECT_TRUE(outcome == "interrupted" || outcome == "idle_timeout") << outcome;
+    EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
+  }
+}
+
+// An interrupt and an abort from two threads at once: the abort wins the
+// outcome, each signal is recorded at most once, in the order sent, and no
+// interrupt follows the kill.
+TEST(Interrupt, RacingAnAbortRecordsEachSignalOnceInOrder) {
+  for (int i = 0; i < 100; ++i) {
+    SPAWN(p, sh("trap '' TERM; echo ready; sleep 30"));
+    ASSERT_TRUE(wait_for_output(p.get(), "ready"));
+    std::thread a([&] { sup_interrupt(p.get()); });
+    std::thread b([&] { sup_abort(p.get()); });
+    a.join();
+    b.join();
+    ASSERT_TRUE(p.wait());
+    auto r = p.result();
+    EXPECT_EQ(r.str("outcome"), "aborted") << i;
+    const cJSON* sent = r.get("signals_sent");
+    int n = cJSON_GetArraySize(sent);
+    ASSERT_TRUE(n == 1 || n == 2) << i << ": " << sup_result(p.get());
+    std::string last = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, n - 1), "signal")->valuestring;
+    std::string first = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "signal")->valuestring;
+    EXPECT_EQ(last, "SIGKILL") << i << ": " << sup_result(p.get());
+    if (n == 2) {
+      EXPECT_EQ(first, "SIGTERM") << i;
+      EXPECT_LE(cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "at_ms")->valuedouble,
+                cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 1), "at_ms")->valuedouble);
+    }
+  }
+}
+
 TEST(Abort, DuringGraceWinsOverInterrupt) {
   SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 5000"));
   ASSERT_TRUE(wait_for_output(p.get(), "ready"));
