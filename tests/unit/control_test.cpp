@@ -150,7 +150,9 @@ TEST(Interrupt, RacingTheExitIsEitherExitedOrInterruptedNeverBoth) {
       EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring,
                    "SIGTERM");
       // The signal reached it, or it was exiting already (a zombie ignores it).
-      if (r.str("term_signal") != "SIGTERM") EXPECT_EQ(sup_result_exit_code(p.get()), 0) << sup_result(p.get());
+      if (r.str("term_signal") != "SIGTERM") {
+        EXPECT_EQ(sup_result_exit_code(p.get()), 0) << sup_result(p.get());
+      }
       EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill"))) << i;
     }
   }
