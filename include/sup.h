@@ -288,7 +288,10 @@ SUP_API const char *sup_result(sup_proc *p);
 
 /* sup_release: free the handle. If the child still runs it is aborted and it
  * and its group are reaped first: no orphan, no zombie. This waits for the
- * SIGKILL to take effect (milliseconds). NULL is a harmless no-op.
+ * SIGKILL to take effect (milliseconds). (The result is published just
+ * before the main process is reaped, so a pid seen right after sup_poll may
+ * still be a zombie for microseconds; never after sup_release.) NULL is a
+ * harmless no-op.
  * Thread-safety: other threads may be inside any call on the handle: those
  * that wait return SUP_ECANCELED, and the memory is freed when the last call
  * has returned. No call may begin on the handle once sup_release has begun.

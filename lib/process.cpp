@@ -186,8 +186,12 @@ void Process::release() {
     kill_from_caller();
     requests_.fetch_or(kAbort);
     engine_.wake_for(*this);
+  }
+  {
+    // Final, and the main process reaped (just after the result was
+    // published): no zombie outlives the handle.
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return is_final(); });
+    changed_.wait(lock, [this] { return reaped_; });
   }
   // Calls still inside (woken above, or about to notice released_) leave
   // within microseconds; none can begin any more.

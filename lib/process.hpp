@@ -284,6 +284,7 @@ class Process {
   std::atomic<Nanos> interrupt_latch_{0};
   bool caller_interrupt_adopted_ = false;  // loop thread only
   std::atomic<bool> published_{false};
+  bool reaped_ = false;  // under mu_: set by finish() after the reap
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then

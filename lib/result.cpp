@@ -56,11 +56,7 @@ void Process::finish() {
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (!status_lost_) {
-    if (escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
-    siginfo_t reaped{};
-    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
-  }
+  if (!status_lost_ && escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
   Nanos now = now_ns();
   hand_back_terminal();
   lifecycle_ = Lifecycle::final;
@@ -77,8 +73,19 @@ void Process::finish() {
   r.duration = now - spawned_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
-  // The caller is waiting for this: publish first, tear down after.
+  // The caller is waiting for this: publish first, tear down after. The
+  // status and rusage came from waitid(WNOWAIT); reaping the zombie took
+  // 8-9 us of the time from exit to result. sup_release waits for it.
   publish(std::move(r));
+  if (!status_lost_) {
+    siginfo_t reaped{};
+    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reaped_ = true;
+  }
+  changed_.notify_all();  // a releasing thread; no system call without one
 
   exit_watch_.close();
   engine_.clear_deadline(*this);
