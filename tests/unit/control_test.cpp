@@ -1,5 +1,6 @@
 // sup_interrupt and sup_abort: graceful and hard stops from any thread, latched,
 // prompt, and powerless over a result that is already final.
+#include <atomic>
 #include <fstream>
 
 #include "helpers.hpp"
@@ -90,17 +91,21 @@ TEST(Abort, IsPrompt) {
   EXPECT_EQ(p.output(SUP_STDOUT), "ready\n");
 }
 
-// sup_abort sends SIGKILL from the caller's thread while the main process
-// runs, and the loop takes that kill as its own. Raced against exits of every
-// timing: a child that exited by itself first is "exited" with nothing sent; one
-// the abort reached is "aborted", SIGKILL recorded once and forced_kill set.
-// Never "signaled" (a SIGKILL the loop did not know of), never a second kill.
-TEST(Abort, RacingTheExitIsEitherExitedOrAbortedNeverBoth) {
-  int exited = 0, aborted = 0;
+// Spawns /bin/true 300 times and ends each at another point of its short
+// life with `stop` (sup_abort or sup_interrupt), which signals the group from
+// the caller's thread while the main process runs; the loop takes the signal
+// as its own. Each child ends either "exited" with nothing sent (it exited
+// by itself first) or `outcome` with exactly `signal` recorded, once: never
+// "signaled" (a signal the loop did not know of), never a second one.
+// *stopped counts those that did not exit first.
+void race_stop_against_exit(int (*stop)(sup_proc*), const std::string& outcome, const char* signal,
+                            bool forced_kill, int* stopped) {
+  int exited = 0;
+  *stopped = 0;
   for (int i = 0; i < 300; ++i) {
     SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
     if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 17)));
-    int rc = sup_abort(p.get());
+    int rc = stop(p.get());
     EXPECT_TRUE(rc == 0 || rc == 1) << rc;
     ASSERT_TRUE(p.wait());
     auto r = p.result();
@@ -110,54 +115,35 @@ TEST(Abort, RacingTheExitIsEitherExitedOrAbortedNeverBoth) {
       EXPECT_EQ(sup_result_exit_code(p.get()), 0);
       EXPECT_EQ(sent, 0) << i;
       EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill"))) << i;
-    } else {
-      ++aborted;
-      ASSERT_EQ(r.str("outcome"), "aborted") << i << ": " << sup_result(p.get());
-      EXPECT_EQ(rc, 0) << i;
-      ASSERT_EQ(sent, 1) << i << ": " << sup_result(p.get());
-      EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring,
-                   "SIGKILL");
-      EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill"))) << i;
+      continue;
     }
+    ++*stopped;
+    EXPECT_EQ(r.str("outcome"), outcome) << i << ": " << sup_result(p.get());
+    EXPECT_EQ(rc, 0) << i;
+    EXPECT_EQ(sent, 1) << i << ": " << sup_result(p.get());
+    if (sent != 1) continue;
+    EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring, signal);
+    // The signal reached it, or it was exiting already (a zombie ignores it).
+    if (r.str("term_signal") != signal) {
+      EXPECT_EQ(sup_result_exit_code(p.get()), 0) << sup_result(p.get());
+    }
+    EXPECT_EQ(cJSON_IsTrue(r.get("forced_kill")), forced_kill) << i;
   }
-  // Aborted right after the spawn, most children never reach their exit.
-  EXPECT_GT(aborted, 0);
-  std::printf("exited %d, aborted %d\n", exited, aborted);
+  std::printf("exited %d, %s %d\n", exited, outcome.c_str(), *stopped);
 }
 
-// sup_interrupt sends the interrupt signal from the caller's thread while the
-// main process runs; the loop takes it as its own. Raced against exits of
-// every timing: "exited" with nothing sent, or "interrupted" with exactly one
-// SIGTERM recorded (and no SIGKILL: /bin/true dies of it).
+TEST(Abort, RacingTheExitIsEitherExitedOrAbortedNeverBoth) {
+  int aborted = 0;
+  race_stop_against_exit(sup_abort, "aborted", "SIGKILL", true, &aborted);
+  // Aborted right after the spawn, most children never reach their exit.
+  EXPECT_GT(aborted, 0);
+}
+
 TEST(Interrupt, RacingTheExitIsEitherExitedOrInterruptedNeverBoth) {
-  int exited = 0, interrupted = 0;
-  for (int i = 0; i < 300; ++i) {
-    SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
-    if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 17)));
-    int rc = sup_interrupt(p.get());
-    EXPECT_TRUE(rc == 0 || rc == 1) << rc;
-    ASSERT_TRUE(p.wait());
-    auto r = p.result();
-    int sent = cJSON_GetArraySize(r.get("signals_sent"));
-    if (r.str("outcome") == "exited") {
-      ++exited;
-      EXPECT_EQ(sent, 0) << i;
-    } else {
-      ++interrupted;
-      ASSERT_EQ(r.str("outcome"), "interrupted") << i << ": " << sup_result(p.get());
-      EXPECT_EQ(rc, 0) << i;
-      ASSERT_EQ(sent, 1) << i << ": " << sup_result(p.get());
-      EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "signal")->valuestring,
-                   "SIGTERM");
-      // The signal reached it, or it was exiting already (a zombie ignores it).
-      if (r.str("term_signal") != "SIGTERM") {
-        EXPECT_EQ(sup_result_exit_code(p.get()), 0) << sup_result(p.get());
-      }
-      EXPECT_FALSE(cJSON_IsTrue(r.get("forced_kill"))) << i;
-    }
-  }
+  int interrupted = 0;
+  // /bin/true dies of SIGTERM: no SIGKILL follows.
+  race_stop_against_exit(sup_interrupt, "interrupted", "SIGTERM", false, &interrupted);
   EXPECT_GT(interrupted, 0);
-  std::printf("exited %d, interrupted %d\n", exited, interrupted);
 }
 
 // Four threads interrupt at once while the idle timeout comes due: the
@@ -190,11 +176,26 @@ TEST(Interrupt, ManyCallersAndATimeoutSendItOnce) {
 // outcome, each signal is recorded at most once, in the order sent, and no
 // interrupt follows the kill.
 TEST(Interrupt, RacingAnAbortRecordsEachSignalOnceInOrder) {
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 200; ++i) {
     SPAWN(p, sh("trap '' TERM; echo ready; sleep 30"));
     ASSERT_TRUE(wait_for_output(p.get(), "ready"));
-    std::thread a([&] { sup_interrupt(p.get()); });
-    std::thread b([&] { sup_abort(p.get()); });
+    // Both threads leave the starting line together, so that the two calls
+    // overlap: the interrupt's check that nothing was killed yet, and the
+    // abort's kill.
+    std::atomic<int> ready{0};
+    auto together = [&] {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+    };
+    std::thread a([&] {
+      together();
+      sup_interrupt(p.get());
+    });
+    std::thread b([&] {
+      together();
+      sup_abort(p.get());
+    });
     a.join();
     b.join();
     ASSERT_TRUE(p.wait());
