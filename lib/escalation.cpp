@@ -73,14 +73,14 @@ void Process::leave_caller_window() noexcept { caller_kills_.fetch_sub(1, std::m
 void Process::kill_from_caller() noexcept {
   int saved_errno = errno;  // a signal handler's caller keeps its errno
   if (enter_caller_window()) {
+    // No interrupt after the kill: a caller still on its way is turned back.
+    // Closed before the kill's time is taken, so that an interrupt that got
+    // in first also has the earlier time.
+    take_interrupt_latch();
     // Stamped before the signal: the loop never sees the death without it.
     // Two callers racing send one kill.
     Nanos none = 0;
-    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) {
-      // No interrupt after the kill: a caller still on its way is turned back.
-      take_interrupt_latch();
-      kill(-pid_, SIGKILL);
-    }
+    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) kill(-pid_, SIGKILL);
   }
   leave_caller_window();
   errno = saved_errno;
@@ -284,6 +284,8 @@ void Process::kill_group(Nanos now) {
   take_interrupt_latch();
   adopt_caller_signals();
   if (escalation_ == Escalation::kill_sent) return;  // a caller's kill, adopted
+  // Timed after the latch closed: an interrupt adopted above was earlier.
+  now = std::max(now, now_ns());
   signal_group(SIGKILL, now, true);
   group_killed(now);
 }
