@@ -161,8 +161,19 @@ uint64_t Process::omitted_bytes(int stream) {
   return pipe_for(stream).capture.omitted();
 }
 
+void Process::flatten_kept() {
+  // The loop flattens after publishing, which a caller asking at once can
+  // overtake: it would then copy the kept bytes instead (16 MiB, 15 ms at
+  // the default limit). Once final nothing is appended, so whichever thread
+  // comes first flattens, under mu_.
+  if (!is_final()) return;
+  out_.capture.flatten();
+  err_.capture.flatten();
+}
+
 const std::string& Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
+  flatten_kept();
   const Capture& capture = pipe_for(stream).capture;
   if (const std::string* flat = capture.flat()) return *flat;
   auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
@@ -172,6 +183,7 @@ const std::string& Process::kept_output(int stream) {
 
 const std::string& Process::result_json() {
   std::lock_guard<std::mutex> lock(mu_);
+  flatten_kept();
   if (!result_json_) result_json_ = build_result_json();
   return *result_json_;
 }

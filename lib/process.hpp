@@ -135,6 +135,8 @@ class Process {
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
   const std::string& result_json();
+  // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
+  void flatten_kept();
   const std::string& kept_output(int stream);
   uint64_t omitted_bytes(int stream);
   // sup_release: aborts if running, waits for the reap and for every other

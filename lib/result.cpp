@@ -94,8 +94,7 @@ void Process::finish() {
   close_stdin();
   pidfd_.reset();
   std::lock_guard<std::mutex> lock(mu_);
-  out_.capture.flatten();
-  err_.capture.flatten();
+  flatten_kept();
 }
 
 void Process::publish(Result&& r) {
@@ -133,9 +132,12 @@ void Process::shutdown() {
 std::string Process::build_result_json() const {
   const Result& r = result_;
   std::string j;
-  // Sized by what is kept: total() counts every byte ever written, which can
-  // be many GiB for a 16 MiB result.
-  j.reserve(512 + out_.capture.kept_size() + err_.capture.kept_size());
+  // Sized exactly, by a counting pass over the kept bytes: escapes make the
+  // text up to six times longer than the bytes, and growing by doubling
+  // left up to as much again unused (32 MiB for 16 MiB of log lines).
+  const KeptText out_text(out_.capture), err_text(err_.capture);
+  j.reserve(512 + stream_json_length(out_.capture, out_text) + stream_json_length(err_.capture, err_text) +
+            64 * r.signals_sent.size());
   j += "{\"outcome\": \"";
   j += sup_outcome_name(r.outcome);
   j += "\", \"exit_code\": ";
@@ -153,9 +155,9 @@ std::string Process::build_result_json() const {
   j += ", \"duration_ms\": ";
   append_ms(j, ns_to_ms(r.duration));
   j += ", \"stdout\": ";
-  append_stream_json(j, out_.capture);
+  append_stream_json(j, out_.capture, out_text);
   j += ", \"stderr\": ";
-  append_stream_json(j, err_.capture);
+  append_stream_json(j, err_.capture, err_text);
   j += ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
     if (i > 0) j += ", ";

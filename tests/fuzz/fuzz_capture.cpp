@@ -155,7 +155,12 @@ void check_walk(const sup::Capture& c, size_t cap, const std::string& stream, si
 
 void check_json(const sup::Capture& c, const std::string& stream, size_t head) {
   std::string text = "{\"s\": ";
-  sup::append_stream_json(text, c);
+  const sup::KeptText kept_text(c);
+  sup::append_stream_json(text, c, kept_text);
+  // The length the result is reserved with: never short, never 160 over.
+  size_t written = text.size() - 6;
+  size_t bound = sup::stream_json_length(c, kept_text);
+  CHECK(bound >= written && bound - written <= 160);
   text += "}";
   CHECK(valid_utf8(text));
   CHECK(text.find('\0') == std::string::npos);

@@ -119,6 +119,19 @@ TEST(SignalNames, ParseAndName) {
 
 namespace {
 
+TEST(JsonText, LengthCountsExactlyWhatIsAppended) {
+  // The result is reserved by this count before it is written.
+  const std::string samples[] = {
+      "", "plain text", "q\"b\\s\n\r\t\b\f\x01\x1f\x7f", std::string("nul\0nul", 7),
+      "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\xff\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80", "\xe2\x82",
+  };
+  for (const std::string& sample : samples) {
+    std::string out;
+    sup::append_json_string_body(out, sample.data(), sample.size());
+    EXPECT_EQ(sup::json_string_body_length(sample.data(), sample.size()), out.size()) << out;
+  }
+}
+
 TEST(Capture, FlattenKeepsEveryReadTheSame) {
   // After the result is final the kept bytes live in one buffer; a reader
   // must not see a difference, at any position, across the gap or not.
