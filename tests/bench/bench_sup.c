@@ -1678,6 +1678,16 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "rss") == 0) return rss_main(argc, argv);
 
+  /* sup and the raw loops share this process's malloc. glibc raises its
+   * mmap threshold each time a large block is freed, so whether a 16 MiB
+   * buffer came back as fresh pages (a fault per page) or as reused heap
+   * depended on what the other side had freed before: the keeping loop ran
+   * at 4 or at 12 ms for 16 MiB from one build of libsup to the next. Fixed
+   * thresholds (which turn the adjustment off) give both sides reused heap
+   * for every buffer up to 64 MiB, as a long-running host has once warm. */
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+
   struct opts o = {0};
   default_helper(o.writer, sizeof o.writer, "bench_writer");
   default_helper(o.child, sizeof o.child, "bench_child");
