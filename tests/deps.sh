@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and testing sup needs on Debian 12, if missing.
 # Usage: tests/deps.sh [extra Debian packages...]
+#        tests/deps.sh --only PACKAGE...   (those alone: a shim's test runner)
 set -euo pipefail
 
-packages=(meson ninja-build pkg-config gcc g++ clang python3 libuv1-dev libcjson-dev libgtest-dev
-          fuse3 python3-fusepy lua5.4 liblua5.4-dev lua-luv valgrind libclang-rt-14-dev "$@")
+if [ "${1:-}" = "--only" ]; then
+  shift
+  packages=("$@")
+else
+  packages=(meson ninja-build pkg-config gcc g++ clang python3 libuv1-dev libcjson-dev libgtest-dev
+            fuse3 python3-fusepy lua5.4 liblua5.4-dev lua-luv valgrind libclang-rt-14-dev "$@")
+fi
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -9,17 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: shims/lua/run-tests.sh BUILD_DIR}
 
-packages=(lua5.4 liblua5.4-dev lua-luv luarocks valgrind binutils)
-missing=()
-for pkg in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ]; then as_root=(); else as_root=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -qq
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash tests/deps.sh --only lua5.4 liblua5.4-dev lua-luv luarocks valgrind binutils
 
 if ! meson introspect "$build" --targets | grep -q 'shims/lua/sup.so"'; then
   meson setup --reconfigure "$build" >/dev/null

@@ -9,31 +9,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-case $1 in
-  /*) build=$1 ;;
-  *) build=$repo/$1 ;;
-esac
-pcdir=$build/meson-uninstalled
-if [ ! -f "$pcdir/sup-uninstalled.pc" ]; then
-  echo "run-tests.sh: $pcdir/sup-uninstalled.pc not found: build sup first (meson setup $1 && meson compile -C $1)" >&2
-  exit 2
-fi
+# shims/build-dir.sh: BUILD_DIR into $build and its pkg-config dir $pcdir.
+source "$repo/shims/build-dir.sh"
 
 python=${PYTHON:-python3}
 
 # ripgrep: the seed scenario replays an abort of a real rg.
 if ! command -v rg >/dev/null; then
-  if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null; then as_root=(sudo); else
-    echo "run-tests.sh: ripgrep is missing and there is no root or sudo to install it" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${as_root[@]}" apt-get update -qq
-  "${as_root[@]}" apt-get install -y -qq --no-install-recommends ripgrep >/dev/null
+  bash "$repo/tests/deps.sh" --only ripgrep
 fi
 "$python" -m pytest --version >/dev/null 2>&1 ||
   "$python" -m pip install -q --disable-pip-version-check pytest
