@@ -52,30 +52,29 @@ func supTimeout() error {
 	return err
 }
 
+// execTimeout is a careful exec.CommandContext: the child in a group of its
+// own, and the whole group killed when the context ends.
 func execTimeout() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	var out bytes.Buffer
-	c := exec.CommandContext(ctx, "sh", "-c", silentScript)
-	c.Stdout = &out
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
-	err := c.Run()
-	if ctx.Err() == nil || out.String() != "partial\n" {
-		return fmt.Errorf("os/exec: %v %q", err, out.String())
-	}
-	return nil
+	return execTimeoutWith(func(c *exec.Cmd) {
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	})
 }
 
 // execTimeoutPlain is exec.CommandContext as most programs use it, with a
 // WaitDelay so that Wait does not block on the grandchild for 10 s.
 func execTimeoutPlain() error {
+	return execTimeoutWith(func(c *exec.Cmd) { c.WaitDelay = 100 * time.Millisecond })
+}
+
+// execTimeoutWith runs silentScript under a 200 ms context, set up by setup.
+func execTimeoutWith(setup func(*exec.Cmd)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	var out bytes.Buffer
 	c := exec.CommandContext(ctx, "sh", "-c", silentScript)
 	c.Stdout = &out
-	c.WaitDelay = 100 * time.Millisecond
+	setup(c)
 	err := c.Run()
 	if ctx.Err() == nil || out.String() != "partial\n" {
 		return fmt.Errorf("os/exec: %v %q", err, out.String())

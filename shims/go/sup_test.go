@@ -288,24 +288,21 @@ func TestCloseWhileWaiting(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
+	// Each blocked call returns os.ErrClosed within 5 s.
+	closed := func(ch <-chan error, what string) {
 		select {
-		case err := <-errs:
+		case err := <-ch:
 			if !errors.Is(err, os.ErrClosed) {
-				t.Fatalf("Wait after Close: %v", err)
+				t.Fatalf("%s after Close: %v", what, err)
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatal("Wait did not return after Close")
+			t.Fatalf("%s did not return after Close", what)
 		}
 	}
-	select {
-	case err := <-rd:
-		if !errors.Is(err, os.ErrClosed) {
-			t.Fatalf("live read after Close: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("live reader did not return after Close")
+	for i := 0; i < 3; i++ {
+		closed(errs, "Wait")
 	}
+	closed(rd, "live read")
 	t.Logf("Close of a running child: %v", time.Since(t0))
 	// Reaped: no such process (not even a zombie).
 	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {

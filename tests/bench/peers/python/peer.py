@@ -13,8 +13,8 @@ WARMUP = 5
 READ_CHUNK = 64 * 1024
 
 
-def fail(msg):
-    print(f"peer_python: {msg}", file=sys.stderr)
+def fail(msg, impl="python"):
+    print(f"peer_{impl}: {msg}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -40,7 +40,10 @@ def capture(writer, count):
     return total
 
 
-def main(argv):
+def run_protocol(argv, impl, version, spawn_one, capture_all):
+    """The peer protocol, shared with peer_sup.py: checks the arguments, runs
+    spawn_one() COUNT times after WARMUP untimed runs, or capture_all(writer,
+    COUNT) once, and prints the BENCH line for impl. Returns the exit status."""
     if len(argv) != 3:
         print(f"usage: {argv[0]} {{spawn|capture}} COUNT", file=sys.stderr)
         return 2
@@ -49,35 +52,38 @@ def main(argv):
     except ValueError:
         count = 0
     if count <= 0:
-        print(f"peer_python: bad count {argv[2]!r}", file=sys.stderr)
+        print(f"peer_{impl}: bad count {argv[2]!r}", file=sys.stderr)
         return 2
-    version = platform.python_version()
     if argv[1] == "spawn":
         samples = []
         for i in range(count + WARMUP):
             t0 = time.perf_counter_ns()
-            spawn_true()
+            spawn_one()
             us = (time.perf_counter_ns() - t0) / 1e3
             if i >= WARMUP:
                 samples.append(f"{us:.2f}")
-        print(f"BENCH impl=python version={version} mode=spawn count={count} "
+        print(f"BENCH impl={impl} version={version} mode=spawn count={count} "
               f"samples_us={','.join(samples)}")
         return 0
     if argv[1] == "capture":
         writer = os.environ.get("SUP_BENCH_WRITER", "")
         if not writer:
-            print("peer_python: SUP_BENCH_WRITER is not set", file=sys.stderr)
+            print(f"peer_{impl}: SUP_BENCH_WRITER is not set", file=sys.stderr)
             return 2
         t0 = time.perf_counter_ns()
-        got = capture(writer, argv[2])
+        got = capture_all(writer, argv[2])
         secs = (time.perf_counter_ns() - t0) / 1e9
         if got != count:
-            fail(f"read {got} of {count} bytes")
-        print(f"BENCH impl=python version={version} mode=capture count={count} "
+            fail(f"read {got} of {count} bytes", impl)
+        print(f"BENCH impl={impl} version={version} mode=capture count={count} "
               f"bytes={got} seconds={secs:.6f}")
         return 0
-    print(f"peer_python: unknown mode {argv[1]!r}", file=sys.stderr)
+    print(f"peer_{impl}: unknown mode {argv[1]!r}", file=sys.stderr)
     return 2
+
+
+def main(argv):
+    return run_protocol(argv, "python", platform.python_version(), spawn_true, capture)
 
 
 if __name__ == "__main__":

@@ -4,20 +4,17 @@ captures both streams as peer.py's subprocess.run(capture_output=True) does;
 capture streams SUP_BENCH_WRITER's stdout through Popen.iter_output with
 backpressure set, so that every byte is read, as peer.py reads Popen's pipe.
 The runner puts shims/python/src on PYTHONPATH and names libsup in
-SUP_LIBRARY."""
-import os
+SUP_LIBRARY. The protocol (arguments, warm-up, the BENCH line) is peer.py's."""
 import sys
-import time
 
 import sup
 
-WARMUP = 5
-READ_CHUNK = 64 * 1024
+from peer import READ_CHUNK, run_protocol
+from peer import fail as fail_as
 
 
 def fail(msg):
-    print(f"peer_pysup: {msg}", file=sys.stderr)
-    sys.exit(1)
+    fail_as(msg, "pysup")
 
 
 def spawn_true():
@@ -38,44 +35,9 @@ def capture(writer, count):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print(f"usage: {argv[0]} {{spawn|capture}} COUNT", file=sys.stderr)
-        return 2
-    try:
-        count = int(argv[2])
-    except ValueError:
-        count = 0
-    if count <= 0:
-        print(f"peer_pysup: bad count {argv[2]!r}", file=sys.stderr)
-        return 2
     v = sup.library_version()
     version = f"{v // 10000}.{v // 100 % 100}.{v % 100}"
-    if argv[1] == "spawn":
-        samples = []
-        for i in range(count + WARMUP):
-            t0 = time.perf_counter_ns()
-            spawn_true()
-            us = (time.perf_counter_ns() - t0) / 1e3
-            if i >= WARMUP:
-                samples.append(f"{us:.2f}")
-        print(f"BENCH impl=pysup version={version} mode=spawn count={count} "
-              f"samples_us={','.join(samples)}")
-    elif argv[1] == "capture":
-        writer = os.environ.get("SUP_BENCH_WRITER")
-        if not writer:
-            print("peer_pysup: SUP_BENCH_WRITER is not set", file=sys.stderr)
-            return 2
-        t0 = time.perf_counter()
-        got = capture(writer, argv[2])
-        secs = time.perf_counter() - t0
-        if got != count:
-            fail(f"read {got} of {count} bytes")
-        print(f"BENCH impl=pysup version={version} mode=capture count={count} bytes={got} "
-              f"seconds={secs:.6f}")
-    else:
-        print(f"peer_pysup: unknown mode {argv[1]!r}", file=sys.stderr)
-        return 2
-    return 0
+    return run_protocol(argv, "pysup", version, spawn_true, capture)
 
 
 if __name__ == "__main__":
