@@ -118,8 +118,8 @@ void Process::adopt_caller_signals() {
   // A kill closes the latch (kill_from_caller did so already): a caller's
   // interrupt still in it came before the kill, and is recorded before it.
   if (kill_at != 0) take_interrupt_latch();
-  Nanos interrupt_at = caller_interrupt_adopted_ ? 0 : interrupt_latch_.load(std::memory_order_acquire);
-  if (interrupt_at != kLatchClosed && interrupt_at != 0) adopt_caller_interrupt(interrupt_at);
+  Nanos interrupt_at = interrupt_latch_.load(std::memory_order_acquire);
+  if (interrupt_at > 0) adopt_caller_interrupt(interrupt_at);
   if (kill_at != 0) {
     if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
     lift_backpressure();
@@ -129,7 +129,8 @@ void Process::adopt_caller_signals() {
 }
 
 void Process::adopt_caller_interrupt(Nanos at) {
-  caller_interrupt_adopted_ = true;
+  // Callers only take a free latch, so the loop may close it: adopted once.
+  interrupt_latch_.store(kLatchClosed, std::memory_order_release);
   // The caller saw the main process running when it sent the signal.
   if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::interrupted);
   lift_backpressure();

@@ -280,11 +280,11 @@ class Process {
   std::atomic<unsigned> caller_kills_{0};
   std::atomic<Nanos> caller_kill_at_{0};
   // The interrupt signal is sent once, by whoever takes this latch first:
-  // 0 while free, the time a caller sent it, or kLatchClosed once the loop
-  // sent it or anyone killed the group (no interrupt follows a kill).
+  // 0 while free; the time a caller sent it, until the loop adopts it; then
+  // kLatchClosed, as once the loop sent it or anyone killed the group (no
+  // interrupt follows a kill).
   static constexpr Nanos kLatchClosed = -1;
   std::atomic<Nanos> interrupt_latch_{0};
-  bool caller_interrupt_adopted_ = false;  // loop thread only
   std::atomic<bool> published_{false};
   bool reaped_ = false;  // under mu_: set by finish() after the reap
   std::mutex mu_;
