@@ -282,6 +282,11 @@ SUP_API int sup_abort(sup_proc *p);
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.
+ * Memory: the text is built at the first call. A stream's kept bytes of
+ * 1 MiB or more whose text gives them back exactly (valid UTF-8, however
+ * escaped) move into it unless sup_result_output already gave them out:
+ * they then exist once, as text, and are rebuilt from it (a copy) only if
+ * sup_result_output or sup_output_read asks for them afterwards.
  * Returns NULL while running, for a NULL handle, or when out of memory.
  * Thread-safety: any thread, concurrently. */
 SUP_API const char *sup_result(sup_proc *p);
@@ -325,7 +330,8 @@ SUP_API int sup_pid(sup_proc *p);
  * Works while running and after the result is final.
  * Returns 0; *nread == 0 means nothing new yet (or, once final, the end).
  * Errors: SUP_EINVAL (NULL handle, pos or nread, buf NULL with cap > 0, bad
- * stream).
+ * stream), SUP_ENOMEM (after sup_result moved the bytes into its text: no
+ * memory to rebuild them).
  * Thread-safety: any thread, concurrently; one reader per stream keeps
  * backpressure_bytes meaningful. */
 SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
@@ -427,8 +433,11 @@ SUP_API double sup_result_duration_ms(sup_proc *p);
 /* sup_result_output: the captured bytes of `stream`, exactly as written
  * (head and newest tail joined when truncated; see
  * sup_result_omitted_bytes for the gap), owned by the handle until
- * sup_release. *len gets the length. Not NUL-terminated.
- * Returns NULL while running, for a NULL handle or len, or a bad stream.
+ * sup_release. *len gets the length. Not NUL-terminated. Called first, it
+ * hands out the buffer the bytes are kept in; after sup_result, perhaps a
+ * copy rebuilt from its text (see sup_result).
+ * Returns NULL while running, for a NULL handle or len, a bad stream, or
+ * when out of memory.
  * Thread-safety: any thread. */
 SUP_API const char *sup_result_output(sup_proc *p, int stream, size_t *len);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "page_release.hpp"
+
 namespace sup {
 
 Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes)
@@ -73,7 +75,7 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
   if (flat_) {
     // [0, head) then, after the gap, the newest bytes up to total_.
-    const std::string& f = *flat_;
+    const std::string& f = flat_bytes_;
     uint64_t tail_begin = total_ - (f.size() - flat_head_);
     size_t at;
     size_t avail;
@@ -123,23 +125,52 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
 void Capture::flatten() {
   if (flat_ || ring_limit_ != tail_limit_) return;
   // The tail is appended to the head, whose buffer was reserved with room
-  // for it: the kept bytes never exist twice.
+  // for it, and the ring's pages go back as they are copied: the kept bytes
+  // never exist twice, not even for a moment.
   size_t tail = result_tail_len();
   size_t head = head_.size();
   std::string joined = std::move(head_);
-  std::string().swap(head_);  // empty: read_at below reads the ring only
-  joined.resize(head + tail);
-  uint64_t pos = total_ - tail;
-  read_at(&pos, joined.data() + head, tail);
+  std::string().swap(head_);
+  joined.reserve(head + tail);  // a no-op unless the head never grew past 64 KiB
+  if (tail > 0) {
+    size_t cap = tail_.size();
+    size_t from = (tail_start_ + tail_len_ - tail) % cap;
+    size_t first = std::min(tail, cap - from);
+    append_releasing(joined, tail_.data() + from, first);
+    append_releasing(joined, tail_.data(), tail - first);
+  }
   std::vector<char>().swap(tail_);
   tail_start_ = 0;
   tail_len_ = 0;
   flat_head_ = head;
-  flat_ = std::move(joined);
+  flat_size_ = head + tail;
+  flat_bytes_ = std::move(joined);
+  flat_ = true;
+}
+
+std::string Capture::lend_flat() noexcept {
+  lent_ = true;
+  return std::move(flat_bytes_);
+}
+
+void Capture::return_flat(std::string bytes) noexcept {
+  flat_bytes_ = std::move(bytes);
+  lent_ = false;
+}
+
+void append_releasing(std::string& out, char* src, size_t len) noexcept {
+  constexpr size_t kStep = 256 << 10;
+  PageReleaser pages(src);
+  for (size_t done = 0; done < len;) {
+    size_t n = std::min(kStep, len - done);
+    out.append(src + done, n);
+    done += n;
+    pages.read_upto(src + done);
+  }
 }
 
 std::string Capture::kept() const {
-  if (flat_) return *flat_;
+  if (flat_) return flat_bytes_;
   size_t tail = result_tail_len();
   std::string out = head_;
   out.resize(head_.size() + tail);

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sup {
@@ -18,6 +18,8 @@ namespace sup {
 class Capture {
  public:
   Capture(uint64_t limit_bytes, uint64_t retain_bytes);
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
 
   void append(const char* data, size_t len);
 
@@ -32,8 +34,19 @@ class Capture {
   // bytes exist once, not once more per reader of them. Only when no live
   // reader needs more of the tail than the result keeps.
   void flatten();
-  // The kept bytes in one piece after flatten(), else nullptr.
-  const std::string* flat() const noexcept { return flat_ ? &*flat_ : nullptr; }
+  // The kept bytes in one piece after flatten(), else nullptr (also while
+  // they are lent out).
+  const std::string* flat() const noexcept { return flat_ && !lent_ ? &flat_bytes_ : nullptr; }
+
+  // Lending the flat buffer to the result's JSON text, which then holds the
+  // kept bytes in escaped form and nothing else does (result.cpp): the
+  // buffer is taken, emptied page by page as it is copied (append_releasing)
+  // and given back, rebuilt from the text, only if a reader asks for the
+  // bytes again. Sizes and counts stay as they were meanwhile; read_at must
+  // not be called until return_flat().
+  std::string lend_flat() noexcept;
+  bool lent() const noexcept { return lent_; }
+  void return_flat(std::string bytes) noexcept;
 
   // Copies kept bytes starting at stream offset *pos into buf. If *pos falls
   // in the dropped middle it first moves to the oldest byte kept after it; a
@@ -47,7 +60,7 @@ class Capture {
  private:
   void append_tail(const char* data, size_t len);
   size_t result_tail_len() const noexcept {
-    return flat_ ? flat_->size() - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
+    return flat_ ? flat_size_ - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
   }
 
   uint64_t head_limit_;
@@ -59,8 +72,20 @@ class Capture {
   size_t tail_start_ = 0;
   size_t tail_len_ = 0;
   uint64_t total_ = 0;
-  std::optional<std::string> flat_;
+  // After flatten(): head then tail in one buffer; the sizes are kept apart
+  // so that they stay right while the buffer is lent.
+  bool flat_ = false;
+  std::string flat_bytes_;
   size_t flat_head_ = 0;
+  size_t flat_size_ = 0;
+  bool lent_ = false;
 };
+
+// Appends len bytes from src to out (which must have the capacity: no
+// reallocation, no exception) and hands the pages of src that have been
+// copied back to the kernel as it goes (madvise MADV_DONTNEED; they read as
+// zeros afterwards): moving a large buffer this way never holds both copies.
+// src is writable memory of the caller's, freed by it afterwards.
+void append_releasing(std::string& out, char* src, size_t len) noexcept;
 
 }  // namespace sup

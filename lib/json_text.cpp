@@ -1,8 +1,10 @@
 #include "json_text.hpp"
 
 #include <array>
+#include <cstring>
 
 #include "capture.hpp"
+#include "page_release.hpp"
 
 namespace sup {
 namespace {
@@ -29,15 +31,34 @@ size_t utf8_sequence_length(const unsigned char* s, size_t avail) {
 
 // Where escaped text goes: appended to a string, or only counted, so that a
 // result can be sized exactly before it is written.
+// escape_body tells the sink of each byte replaced by U+FFFD (the text then
+// no longer gives the bytes back) and, between whole characters, how far
+// into the input it is (so that a sink can free what it has read).
 struct Appender {
   std::string& out;
   void put(char c) { out.push_back(c); }
   void put(const char* s, size_t n) { out.append(s, n); }
+  void replaced() {}
+  void progress(size_t) {}
 };
 struct Counter {
   size_t n = 0;
+  size_t replaced_bytes = 0;
   void put(char) { ++n; }
   void put(const char*, size_t k) { n += k; }
+  void replaced() { ++replaced_bytes; }
+  void progress(size_t) {}
+};
+// Appends, and gives the input's pages back to the kernel as it passes them
+// (the input is a lent buffer, freed afterwards).
+struct ReleasingAppender {
+  std::string& out;
+  const char* src;
+  PageReleaser pages{src};
+  void put(char c) { out.push_back(c); }
+  void put(const char* s, size_t n) { out.append(s, n); }
+  void replaced() {}
+  void progress(size_t i) { pages.read_upto(src + i); }
 };
 
 // What each byte becomes in JSON text: 1 itself, 2 a two-character escape,
@@ -50,17 +71,22 @@ constexpr std::array<unsigned char, 256> make_escape_lengths() {
 }
 constexpr std::array<unsigned char, 256> kEscapeLength = make_escape_lengths();
 
+constexpr size_t kLongestRun = 256 << 10;
+
 template <class Sink>
 void escape_body(Sink& sink, const char* data, size_t len) {
   static const char kHex[] = "0123456789abcdef";
   const auto* s = reinterpret_cast<const unsigned char*>(data);
   for (size_t i = 0; i < len;) {
-    // Runs of plain ASCII, most of any text, go in one piece.
+    // Runs of plain ASCII, most of any text, go in one piece (of at most
+    // 256 KiB: a releasing sink frees its input between pieces).
     size_t end = i;
-    while (end < len && kEscapeLength[s[end]] == 1) ++end;
+    const size_t run_end = len - i > kLongestRun ? i + kLongestRun : len;
+    while (end < run_end && kEscapeLength[s[end]] == 1) ++end;
     if (end > i) {
       sink.put(data + i, end - i);
       i = end;
+      sink.progress(i);
       continue;
     }
     unsigned char c = s[i];
@@ -90,6 +116,7 @@ void escape_body(Sink& sink, const char* data, size_t len) {
     size_t n = utf8_sequence_length(s + i, len - i);
     if (n == 0) {
       sink.put(kReplacement, 3);
+      sink.replaced();
       ++i;
     } else {
       sink.put(data + i, n);
@@ -118,48 +145,94 @@ size_t json_string_body_length(const char* data, size_t len) {
   return sink.n;
 }
 
-KeptText::KeptText(const Capture& c) {
-  if (const std::string* flat = c.flat()) {
-    bytes = flat;
-  } else {
-    copy = c.kept();
-    bytes = &copy;
-  }
-}
-
 namespace {
 
-std::string omitted_marker(const Capture& c) {
-  return "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";
-}
+size_t unhex(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
 
 }  // namespace
 
-size_t stream_json_length(const Capture& c, const KeptText& kept) {
-  // The keys, three numbers of up to 20 digits and "false": under 160 bytes.
-  constexpr size_t kFixed = 160;
-  const std::string& k = *kept.bytes;
-  if (!c.truncated()) return kFixed + json_string_body_length(k.data(), k.size());
-  return kFixed + json_string_body_length(k.data(), c.head_size()) + omitted_marker(c).size() +
-         json_string_body_length(k.data() + c.head_size(), k.size() - c.head_size());
+void append_json_unescaped(std::string& out, const char* text, size_t len) {
+  for (size_t i = 0; i < len;) {
+    const void* found = std::memchr(text + i, '\\', len - i);
+    size_t end = found ? static_cast<size_t>(static_cast<const char*>(found) - text) : len;
+    out.append(text + i, end - i);
+    if (end + 1 >= len) return;  // no escape (a lone trailing backslash is not ours)
+    char e = text[end + 1];
+    i = end + 2;
+    switch (e) {
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'u':  // \u00XX: escape_body writes nothing else with \u
+        if (i + 4 <= len) out.push_back(static_cast<char>(unhex(text[i + 2]) << 4 | unhex(text[i + 3])));
+        i += 4;
+        break;
+      default: out.push_back(e); break;  // \" and \\ (and \/ from elsewhere)
+    }
+  }
 }
 
-void append_stream_json(std::string& out, const Capture& c, const KeptText& kept_text) {
-  const std::string& kept = *kept_text.bytes;
-  out += "{\"bytes\": " + std::to_string(c.total());
-  out += ", \"captured\": \"";
-  if (c.truncated()) {
-    append_json_string_body(out, kept.data(), c.head_size());
-    out += omitted_marker(c);
-    append_json_string_body(out, kept.data() + c.head_size(), kept.size() - c.head_size());
+StreamJson::StreamJson(const Capture& c) {
+  if (const std::string* flat = c.flat()) {
+    bytes_ = flat;
   } else {
-    // Head and tail are contiguous: a character straddling the boundary
-    // between them is whole.
-    append_json_string_body(out, kept.data(), kept.size());
+    copy_ = c.kept();
+    bytes_ = &copy_;
   }
-  out += "\", \"truncated\": ";
-  out += c.truncated() ? "true" : "false";
-  out += ", \"omitted_bytes\": " + std::to_string(c.omitted()) + "}";
+  const std::string& k = *bytes_;
+  head_ = c.truncated() ? c.head_size() : k.size();
+  // Head and tail are measured apart only when a gap divides them: a
+  // character straddling a boundary without a gap is whole.
+  Counter head, tail;
+  escape_body(head, k.data(), head_);
+  escape_body(tail, k.data() + head_, k.size() - head_);
+  head_text_ = head.n;
+  tail_text_ = tail.n;
+  lossless_ = head.replaced_bytes == 0 && tail.replaced_bytes == 0;
+  opening_ = "{\"bytes\": " + std::to_string(c.total()) + ", \"captured\": \"";
+  if (c.truncated()) marker_ = "\\n[sup: " + std::to_string(c.omitted()) + " bytes omitted]\\n";
+  closing_ = std::string("\", \"truncated\": ") + (c.truncated() ? "true" : "false") +
+             ", \"omitted_bytes\": " + std::to_string(c.omitted()) + "}";
+}
+
+size_t StreamJson::length() const noexcept {
+  return opening_.size() + head_text_ + marker_.size() + tail_text_ + closing_.size();
+}
+
+void StreamJson::append(std::string& out) noexcept {
+  const std::string& k = *bytes_;
+  out += opening_;
+  head_at_ = out.size();
+  Appender sink{out};
+  escape_body(sink, k.data(), head_);
+  out += marker_;
+  tail_at_ = out.size();
+  escape_body(sink, k.data() + head_, k.size() - head_);
+  out += closing_;
+}
+
+void StreamJson::append_moving(std::string& out, std::string& lent) noexcept {
+  out += opening_;
+  head_at_ = out.size();
+  ReleasingAppender sink{out, lent.data()};
+  escape_body(sink, lent.data(), head_);
+  out += marker_;
+  tail_at_ = out.size();
+  ReleasingAppender tail_sink{out, lent.data() + head_};
+  escape_body(tail_sink, lent.data() + head_, lent.size() - head_);
+  out += closing_;
+}
+
+KeptInText StreamJson::where() const noexcept { return {head_at_, head_text_, tail_at_, tail_text_}; }
+
+std::string KeptInText::bytes(const std::string& text, size_t size) const {
+  std::string out;
+  out.reserve(size);
+  append_json_unescaped(out, text.data() + head_at, head_len);
+  append_json_unescaped(out, text.data() + tail_at, tail_len);
+  return out;
 }
 
 }  // namespace sup

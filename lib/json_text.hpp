@@ -21,23 +21,58 @@ inline void append_json_string(std::string& out, const std::string& s) {
 // How many bytes append_json_string_body appends for data.
 size_t json_string_body_length(const char* data, size_t len);
 
+// Appends the bytes that JSON string body text stands for: the inverse of
+// append_json_string_body for text it wrote without replacing a byte.
+void append_json_unescaped(std::string& out, const char* text, size_t len);
+
 class Capture;
 
-// A stream's kept bytes in one piece: the capture's own buffer once it is
-// flat, else a copy.
-struct KeptText {
-  explicit KeptText(const Capture& capture);
-  KeptText(const KeptText&) = delete;
-  KeptText& operator=(const KeptText&) = delete;
-  const std::string* bytes;
-  std::string copy;
+// Where a stream's kept bytes are in the result's text, escaped: head, then
+// (after the gap marker, when truncated) tail.
+struct KeptInText {
+  size_t head_at = 0;
+  size_t head_len = 0;
+  size_t tail_at = 0;
+  size_t tail_len = 0;
+  // The kept bytes again, size of them, from that text.
+  std::string bytes(const std::string& text, size_t size) const;
 };
 
 // One stream of the result: {"bytes": N, "captured": "...", "truncated": B,
 // "omitted_bytes": N}. "captured" is the kept bytes as text; only a real gap
 // (truncation) splits it, marked by a line "[sup: N bytes omitted]".
-void append_stream_json(std::string& out, const Capture& capture, const KeptText& kept);
-// At least what append_stream_json appends, and at most 160 bytes more.
-size_t stream_json_length(const Capture& capture, const KeptText& kept);
+// Measured when made (the only step that allocates: the kept bytes are
+// copied if the capture is not flat), so that the result's text can be
+// reserved exactly and then written without a reallocation or an exception.
+class StreamJson {
+ public:
+  explicit StreamJson(const Capture& capture);
+  StreamJson(const StreamJson&) = delete;
+  StreamJson& operator=(const StreamJson&) = delete;
+
+  // Exactly what append() appends.
+  size_t length() const noexcept;
+  // No byte was replaced by U+FFFD: the text gives the kept bytes back.
+  bool lossless() const noexcept { return lossless_; }
+  // out must have length() bytes of room.
+  void append(std::string& out) noexcept;
+  // The same from the capture's flat buffer, lent (Capture::lend_flat), whose
+  // pages go back to the kernel as they are read: the bytes are in the
+  // text only afterwards (where()).
+  void append_moving(std::string& out, std::string& lent) noexcept;
+  // After an append: where the kept bytes went in out.
+  KeptInText where() const noexcept;
+
+ private:
+  const std::string* bytes_;
+  std::string copy_;
+  size_t head_ = 0;  // bytes before the gap (all of them when there is none)
+  size_t head_text_ = 0;
+  size_t tail_text_ = 0;
+  bool lossless_ = true;
+  std::string opening_, marker_, closing_;
+  size_t head_at_ = 0;
+  size_t tail_at_ = 0;
+};
 
 }  // namespace sup

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <new>
 #include <thread>
 
 #include "engine.hpp"
@@ -107,7 +108,14 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     // A position past the end would make the unread count wrap, and a
     // held-back stream would then never resume.
     if (*pos > pipe.capture.total()) return SUP_EINVAL;
-    n = pipe.capture.read_at(pos, buf, cap);
+    if (pipe.capture.lent() && cap > 0 && *pos < pipe.capture.total()) {
+      try {
+        bring_back_kept(pipe);
+      } catch (const std::bad_alloc&) {
+        return SUP_ENOMEM;
+      }
+    }
+    n = pipe.capture.lent() ? 0 : pipe.capture.read_at(pos, buf, cap);
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
     resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
     if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
@@ -174,8 +182,13 @@ void Process::flatten_kept() {
 const std::string& Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
-  const Capture& capture = pipe_for(stream).capture;
-  if (const std::string* flat = capture.flat()) return *flat;
+  OutputPipe& pipe = pipe_for(stream);
+  bring_back_kept(pipe);
+  const Capture& capture = pipe.capture;
+  if (const std::string* flat = capture.flat()) {
+    kept_handed_out_[stream == SUP_STDOUT ? 0 : 1] = true;
+    return *flat;
+  }
   auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
   if (!kept) kept = capture.kept();
   return *kept;
@@ -184,7 +197,7 @@ const std::string& Process::kept_output(int stream) {
 const std::string& Process::result_json() {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
-  if (!result_json_) result_json_ = build_result_json();
+  if (!result_json_) build_result_json();
   return *result_json_;
 }
 

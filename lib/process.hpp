@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capture.hpp"
+#include "json_text.hpp"
 #include "clock.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
@@ -215,7 +216,11 @@ class Process {
   void finish();
   void publish(Result&& result);
   int decide_outcome() const noexcept;
-  std::string build_result_json() const;
+  // Into result_json_, moving large kept bytes into it (result.cpp).
+  void build_result_json();
+  // Kept bytes that moved into result_json_ are rebuilt from it, for a
+  // reader that asks for them after all. May throw std::bad_alloc.
+  void bring_back_kept(OutputPipe& pipe);
 
   OutputPipe& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 
@@ -300,6 +305,11 @@ class Process {
   std::mutex input_mu_;
   UniqueFd input_fd_;
   std::optional<std::string> kept_[2];
+  // Under mu_: sup_result_output gave out a pointer to the flat bytes (they
+  // may not move into the result's text then), and where the bytes went if
+  // they did.
+  bool kept_handed_out_[2] = {false, false};
+  KeptInText kept_in_text_[2];
 };
 
 }  // namespace sup

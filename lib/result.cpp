@@ -9,6 +9,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 
 #include "engine.hpp"
 #include "json_text.hpp"
@@ -129,50 +130,78 @@ void Process::shutdown() {
   finish();
 }
 
-std::string Process::build_result_json() const {
+void Process::build_result_json() {
   const Result& r = result_;
-  std::string j;
-  // Sized exactly, by a counting pass over the kept bytes: escapes make the
-  // text up to six times longer than the bytes, and growing by doubling
-  // left up to as much again unused (32 MiB for 16 MiB of log lines).
-  const KeptText out_text(out_.capture), err_text(err_.capture);
-  j.reserve(512 + stream_json_length(out_.capture, out_text) + stream_json_length(err_.capture, err_text) +
-            64 * r.signals_sent.size());
-  j += "{\"outcome\": \"";
-  j += sup_outcome_name(r.outcome);
-  j += "\", \"exit_code\": ";
-  j += r.exit_code ? std::to_string(*r.exit_code) : "null";
-  j += ", \"term_signal\": ";
+  // Everything that allocates comes first: the small parts, and the
+  // streams' measures. The text is then reserved exactly (escapes make it up
+  // to six times longer than the bytes; growing by doubling left up to as
+  // much again unused) and written without a reallocation, so nothing can
+  // throw once a stream's bytes begin to move into it.
+  std::string head = "{\"outcome\": \"";
+  head += sup_outcome_name(r.outcome);
+  head += "\", \"exit_code\": ";
+  head += r.exit_code ? std::to_string(*r.exit_code) : "null";
+  head += ", \"term_signal\": ";
   if (r.term_signal)
-    append_json_string(j, signal_name(*r.term_signal));
+    append_json_string(head, signal_name(*r.term_signal));
   else
-    j += "null";
-  j += ", \"status_lost\": ";
-  j += r.status_lost ? "true" : "false";
-  j += ", \"forced_kill\": ";
-  j += r.forced_kill ? "true" : "false";
-  j += ", \"pid\": " + std::to_string(pid_);
-  j += ", \"duration_ms\": ";
-  append_ms(j, ns_to_ms(r.duration));
-  j += ", \"stdout\": ";
-  append_stream_json(j, out_.capture, out_text);
-  j += ", \"stderr\": ";
-  append_stream_json(j, err_.capture, err_text);
-  j += ", \"signals_sent\": [";
+    head += "null";
+  head += ", \"status_lost\": ";
+  head += r.status_lost ? "true" : "false";
+  head += ", \"forced_kill\": ";
+  head += r.forced_kill ? "true" : "false";
+  head += ", \"pid\": " + std::to_string(pid_);
+  head += ", \"duration_ms\": ";
+  append_ms(head, ns_to_ms(r.duration));
+  head += ", \"stdout\": ";
+  const char* between = ", \"stderr\": ";
+  std::string rest = ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
-    if (i > 0) j += ", ";
-    j += "{\"signal\": ";
-    append_json_string(j, signal_name(r.signals_sent[i].signal));
-    j += ", \"at_ms\": ";
-    append_ms(j, ns_to_ms(r.signals_sent[i].at));
-    j += "}";
+    if (i > 0) rest += ", ";
+    rest += "{\"signal\": ";
+    append_json_string(rest, signal_name(r.signals_sent[i].signal));
+    rest += ", \"at_ms\": ";
+    append_ms(rest, ns_to_ms(r.signals_sent[i].at));
+    rest += "}";
   }
-  j += "], \"rusage\": {\"user_ms\": ";
-  append_ms(j, timeval_ms(r.usage.ru_utime));
-  j += ", \"sys_ms\": ";
-  append_ms(j, timeval_ms(r.usage.ru_stime));
-  j += ", \"max_rss_kb\": " + std::to_string(r.usage.ru_maxrss) + "}}";
-  return j;
+  rest += "], \"rusage\": {\"user_ms\": ";
+  append_ms(rest, timeval_ms(r.usage.ru_utime));
+  rest += ", \"sys_ms\": ";
+  append_ms(rest, timeval_ms(r.usage.ru_stime));
+  rest += ", \"max_rss_kb\": " + std::to_string(r.usage.ru_maxrss) + "}}";
+
+  StreamJson out_json(out_.capture), err_json(err_.capture);
+  std::string j;
+  j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
+  // A large stream whose text gives its bytes back exactly moves into the
+  // text instead of being copied: its buffer is freed page by page as it is
+  // read, and the bytes exist once, as text, until a reader asks for them
+  // again (bring_back_kept). Not once a caller holds them
+  // (sup_result_output), nor for the few KiB of most results.
+  constexpr size_t kMoveFrom = 1 << 20;
+  auto append_stream = [&](OutputPipe& pipe, StreamJson& text) {
+    Capture& c = pipe.capture;
+    size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
+    if (c.flat() != nullptr && !kept_handed_out_[at] && text.lossless() && c.kept_size() >= kMoveFrom) {
+      std::string lent = c.lend_flat();
+      text.append_moving(j, lent);
+      kept_in_text_[at] = text.where();
+    } else {
+      text.append(j);
+    }
+  };
+  j += head;
+  append_stream(out_, out_json);
+  j += between;
+  append_stream(err_, err_json);
+  j += rest;
+  result_json_ = std::move(j);
+}
+
+void Process::bring_back_kept(OutputPipe& pipe) {
+  if (!pipe.capture.lent()) return;
+  size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
+  pipe.capture.return_flat(kept_in_text_[at].bytes(*result_json_, pipe.capture.kept_size()));
 }
 
 }  // namespace sup

@@ -20,7 +20,7 @@
  *       to EOF, /dev/null stdin, own group) + waitpid / a bare read() loop,
  *       the limit every peer is compared with.
  *
- *   bench_sup rss {sup|keep|base} WRITER BYTES
+ *   bench_sup rss {keep|sup|sup-output|sup-both|base} WRITER BYTES
  *       One peak-RSS measurement, run by the rss row in a fresh process.
  */
 #define _GNU_SOURCE
@@ -1507,12 +1507,14 @@ static long vmhwm_kib(void) {
   return kib;
 }
 
-/* bench_sup rss {sup|keep|base} WRITER BYTES, in a fresh process: captures
- * BYTES from the writer (sup at its defaults, through sup_result and
- * sup_result_output; keep: the raw head + tail loop; base: sup on /bin/true,
- * the process's own footprint) and prints the peak RSS. */
+/* bench_sup rss MODE WRITER BYTES, in a fresh process: captures BYTES from
+ * the writer and prints the peak RSS. MODE: keep, the raw head + tail loop;
+ * sup, at its defaults, through sup_result (the JSON text); sup-output,
+ * through sup_result_output (the bytes); sup-both, sup_result and then
+ * sup_result_output; base, sup on /bin/true through both (the process's own
+ * footprint). */
 static int rss_main(int argc, char **argv) {
-  if (argc != 5) die("usage: bench_sup rss {sup|keep|base} WRITER BYTES");
+  if (argc != 5) die("usage: bench_sup rss {keep|sup|sup-output|sup-both|base} WRITER BYTES");
   const char *mode = argv[2], *writer = argv[3];
   unsigned long long bytes = strtoull(argv[4], NULL, 10);
   size_t kept = 0;
@@ -1521,15 +1523,19 @@ static int rss_main(int argc, char **argv) {
     keep_capture(writer, bytes, NULL, &out, &kept);
     free(out);
     /* keep_capture checked every byte: the buffer was in hand. */
-  } else if (strcmp(mode, "sup") == 0 || strcmp(mode, "base") == 0) {
+  } else if (strncmp(mode, "sup", 3) == 0 || strcmp(mode, "base") == 0) {
     int base = strcmp(mode, "base") == 0;
+    int text = base || strcmp(mode, "sup") == 0 || strcmp(mode, "sup-both") == 0;
+    int output = base || strcmp(mode, "sup-output") == 0 || strcmp(mode, "sup-both") == 0;
+    if (!text && !output) die("unknown rss mode '%s'", mode);
     char *json = base ? spec(TRUE_PATH, NULL, -1) : spec(writer, argv[4], -1);
     sup_proc *p = sup_start(json);
     sup_finish(p);
     expect_outcome(p, SUP_OUTCOME_EXITED, "rss");
-    const char *r = sup_result(p);
-    const char *out = sup_result_output(p, SUP_STDOUT, &kept);
+    const char *r = text ? sup_result(p) : "";
+    const char *out = output ? sup_result_output(p, SUP_STDOUT, &kept) : "";
     if (r == NULL || out == NULL) die("rss: no result");
+    if (!output) kept = (size_t)(sup_output_total(p, SUP_STDOUT) - sup_result_omitted_bytes(p, SUP_STDOUT));
     if (!base && (uint64_t)sup_output_total(p, SUP_STDOUT) != bytes)
       die("rss: sup counted %lld of %llu bytes",
           (long long)sup_output_total(p, SUP_STDOUT), bytes);
@@ -1584,7 +1590,7 @@ static long rss_run(const char *mode, const char *writer, uint64_t bytes,
 static void row_rss(const struct opts *o) {
   uint64_t bytes = o->quick ? (uint64_t)64 << 20 : (uint64_t)1 << 30;
   int reps = o->quick ? 1 : 3;
-  samples sup = {0}, keep = {0}, base = {0};
+  samples sup = {0}, output = {0}, both = {0}, keep = {0}, base = {0};
   size_t kept = 0, k;
   note("rss: %d fresh processes per side, %llu MiB of output", reps,
        (unsigned long long)(bytes >> 20));
@@ -1593,10 +1599,14 @@ static void row_rss(const struct opts *o) {
     push(&keep, (double)rss_run("keep", o->writer, bytes, &k));
     push(&sup, (double)rss_run("sup", o->writer, bytes, &kept));
     if (k != kept) die("rss: raw kept %zu bytes, sup %zu", k, kept);
+    push(&output, (double)rss_run("sup-output", o->writer, bytes, &kept));
+    push(&both, (double)rss_run("sup-both", o->writer, bytes, &kept));
+    if (k != kept) die("rss: raw kept %zu bytes, sup %zu", k, kept);
   }
   printf("{\"row\":\"rss\",\"unit\":\"KiB\",\"bytes\":%llu,\"kept_bytes\":%zu,",
          (unsigned long long)bytes, kept);
-  finish_row("base", &base, "baseline", &keep, "sup", &sup, NULL);
+  finish_row("base", &base, "baseline", &keep, "sup", &sup, "sup_output", &output,
+             "sup_both", &both, NULL);
 }
 
 /* ---- peer protocol ------------------------------------------------------ */
@@ -1706,7 +1716,7 @@ int main(int argc, char **argv) {
               "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
-              "       %s rss {sup|keep|base} WRITER BYTES\n",
+              "       %s rss {keep|sup|sup-output|sup-both|base} WRITER BYTES\n",
               argv[0], argv[0], argv[0]);
       return 2;
     }

@@ -1,5 +1,6 @@
 // libFuzzer harness: sup::Capture (what an output stream keeps) and the
-// result JSON of one stream (sup::append_stream_json).
+// result JSON of one stream (sup::StreamJson), including kept bytes moved
+// into that text and brought back from it.
 //
 // Input layout (short inputs are padded with zeros):
 //   [0..1]  limit, little endian, modulo 4097 (bytes: limit/2 head, the rest tail)
@@ -153,14 +154,32 @@ void check_walk(const sup::Capture& c, size_t cap, const std::string& stream, si
   }
 }
 
-void check_json(const sup::Capture& c, const std::string& stream, size_t head) {
+void check_json(sup::Capture& c, const std::string& stream, size_t head) {
   std::string text = "{\"s\": ";
-  const sup::KeptText kept_text(c);
-  sup::append_stream_json(text, c, kept_text);
-  // The length the result is reserved with: never short, never 160 over.
-  size_t written = text.size() - 6;
-  size_t bound = sup::stream_json_length(c, kept_text);
-  CHECK(bound >= written && bound - written <= 160);
+  sup::StreamJson part(c);
+  text.reserve(6 + part.length() + 1);
+  const char* before = text.data();
+  part.append(text);
+  // The length the result is reserved with, exactly: no reallocation.
+  CHECK(text.size() - 6 == part.length());
+  CHECK(text.data() == before);
+  const std::string kept = c.kept();
+  // The text gives the bytes back exactly unless a byte was replaced.
+  const std::string back = part.where().bytes(text, kept.size());
+  CHECK(part.lossless() == (back == kept));
+  const size_t cut = c.truncated() ? head : kept.size();
+  CHECK(part.lossless() == (as_text(kept.substr(0, cut)) + as_text(kept.substr(cut)) == kept));
+  if (c.flat() != nullptr && part.lossless()) {
+    // Moved instead of copied: the same text, and the bytes come back from it.
+    std::string moved = "{\"s\": ";
+    moved.reserve(6 + part.length() + 1);
+    std::string lent = c.lend_flat();
+    CHECK(c.lent() && c.flat() == nullptr && c.kept_size() == kept.size() && c.total() == stream.size());
+    part.append_moving(moved, lent);
+    CHECK(moved == text);
+    c.return_flat(part.where().bytes(moved, c.kept_size()));
+    CHECK(!c.lent() && c.flat() != nullptr && *c.flat() == kept);
+  }
   text += "}";
   CHECK(valid_utf8(text));
   CHECK(text.find('\0') == std::string::npos);
@@ -176,7 +195,6 @@ void check_json(const sup::Capture& c, const std::string& stream, size_t head) {
   CHECK(cJSON_IsString(captured));
   CHECK(cJSON_IsBool(truncated) && (cJSON_IsTrue(truncated) != 0) == c.truncated());
   CHECK(cJSON_IsNumber(omitted) && static_cast<uint64_t>(omitted->valuedouble) == c.omitted());
-  const std::string kept = c.kept();
   // cJSON ends a string at a \u0000: compare the text only for bytes without NUL.
   if (kept.find('\0') == std::string::npos) {
     const std::string got = captured->valuestring;

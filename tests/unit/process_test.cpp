@@ -509,4 +509,58 @@ TEST(Result, KeptBytesExistOnceHoweverSoonTheCallerAsks) {
   }
 }
 
+TEST(Result, KeptTextMovesIntoTheJsonAndComesBackExactly) {
+  // Lines with a quote, a two-byte character, a tab and a backslash: every
+  // kind of escape, all of which the text gives back. At 32 MiB neither cut
+  // (8 MiB, and 8 MiB before the end) falls inside the character.
+  const std::string line = "abc \"q\" \xC3\xA9\t\\";
+  constexpr size_t kTotal = 32u << 20, kHalf = 8u << 20;
+  std::string stream;
+  while (stream.size() < kTotal) stream += line + "\n";
+  stream.resize(kTotal);
+  const std::string expected = stream.substr(0, kHalf) + stream.substr(kTotal - kHalf);
+  suptest::Proc p(sh("yes '" + line + "' | head -c " + std::to_string(kTotal) + " | tee /dev/stderr"));
+  ASSERT_EQ(p.rc(), 0) << p.error();
+  ASSERT_TRUE(p.wait(30000));
+  auto in_use = [] {
+    struct mallinfo2 m = mallinfo2();
+    return static_cast<long>(m.uordblks + m.hblkhd);
+  };
+  const long before = in_use();  // both streams' kept bytes
+  const char* json = sup_result(p.get());
+  ASSERT_NE(json, nullptr);
+  const long text = static_cast<long>(std::strlen(json));
+  // The text holds the kept bytes; nothing else does any more.
+  if (!kSanitized) {
+    EXPECT_LT(in_use() - before, text - 2 * static_cast<long>(expected.size()) + (1L << 20))
+        << "the kept bytes were copied into the text, not moved";
+  }
+  suptest::Json r = suptest::parse(json);
+  const std::string marker = "\n[sup: " + std::to_string(kTotal - 2 * kHalf) + " bytes omitted]\n";
+  for (const char* name : {"stdout", "stderr"}) {
+    const cJSON* captured = r.get(name, "captured");
+    ASSERT_TRUE(cJSON_IsString(captured)) << name;
+    EXPECT_TRUE(std::string(captured->valuestring) == expected.substr(0, kHalf) + marker + expected.substr(kHalf))
+        << name;
+  }
+  for (int stream_number : {SUP_STDOUT, SUP_STDERR}) {
+    // Read live after the move: rebuilt from the text, the gap jumped.
+    std::string got;
+    std::vector<char> buf(1 << 20);
+    uint64_t pos = 0;
+    size_t n = 0;
+    do {
+      ASSERT_EQ(sup_output_read(p.get(), stream_number, &pos, buf.data(), buf.size(), &n), 0);
+      got.append(buf.data(), n);
+    } while (n > 0);
+    EXPECT_EQ(pos, kTotal);
+    EXPECT_TRUE(got == expected) << "stream " << stream_number;
+    size_t len = 0;
+    const char* out = sup_result_output(p.get(), stream_number, &len);
+    ASSERT_NE(out, nullptr);
+    EXPECT_TRUE(std::string(out, len) == expected) << "stream " << stream_number;
+  }
+  EXPECT_EQ(sup_result(p.get()), json);
+}
+
 }  // namespace
