@@ -145,7 +145,6 @@ void Process::on_leader_exit() {
   adopt_caller_signals();
   if (lifecycle_ != Lifecycle::running || !leader_exited_now()) return;
   lifecycle_ = Lifecycle::draining;
-  exit_watch_.close();
   hand_back_terminal();
   after_leader_exit();
 }
@@ -156,12 +155,19 @@ void Process::after_leader_exit() {
   lift_backpressure();
   // What the main process wrote just before exiting may still sit in the pipes.
   constexpr int kDrainReads = 16;
-  for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->open() && !read_pipe(*pipe, kDrainReads, /*until_empty=*/true)) close_pipe(*pipe);
-  if (!out_.open() && !err_.open()) {
+  bool out_done = !out_.open() || !read_pipe(out_, kDrainReads, /*until_empty=*/true);
+  bool err_done = !err_.open() || !read_pipe(err_, kDrainReads, /*until_empty=*/true);
+  // Both at EOF, as whenever nothing outlived the main process: the caller
+  // waits for the result, and finish() closes the pipes and the exit watch
+  // after publishing it.
+  if (out_done && err_done) {
     finish();
     return;
   }
+  // The pidfd stays readable: stop watching it, or the loop would spin.
+  exit_watch_.close();
+  if (out_done) close_pipe(out_);
+  if (err_done) close_pipe(err_);
   Nanos now = now_ns();
   if (escalation_ == Escalation::kill_sent || status_lost_) {
     // With the leader reaped elsewhere the group can no longer be signaled

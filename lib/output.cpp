@@ -78,6 +78,13 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // firehose on one child starves the others on the loop.
   constexpr int kReadsPerWakeup = 4;
   if (!read_pipe(pipe, kReadsPerWakeup)) {
+    // The last pipe to close after the main process: publish first, and let
+    // finish() close it (the caller is waiting for the result).
+    const OutputPipe& other = &pipe == &out_ ? err_ : out_;
+    if (lifecycle_ == Lifecycle::draining && !other.open()) {
+      finish();
+      return;
+    }
     close_pipe(pipe);
     maybe_finish();
   }
