@@ -121,7 +121,10 @@ void Process::adopt_caller_signals() {
   Nanos interrupt_at = interrupt_latch_.load(std::memory_order_acquire);
   if (interrupt_at > 0) adopt_caller_interrupt(interrupt_at);
   if (kill_at != 0) {
-    if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
+    // The caller saw the main process running when it sent the kill
+    // (enter_caller_window): its request decides the outcome, even if the
+    // loop has seen the exit since. Recorded as sent, it was sent.
+    cause_ = std::max(cause_, Cause::aborted);
     lift_backpressure();
     signals_sent_.push_back({SIGKILL, kill_at - spawned_at_});
     group_killed(now_ns());
@@ -131,8 +134,9 @@ void Process::adopt_caller_signals() {
 void Process::adopt_caller_interrupt(Nanos at) {
   // Callers only take a free latch, so the loop may close it: adopted once.
   interrupt_latch_.store(kLatchClosed, std::memory_order_release);
-  // The caller saw the main process running when it sent the signal.
-  if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::interrupted);
+  // The caller saw the main process running when it sent the signal, as in
+  // adopt_caller_signals: the outcome is the interrupt's.
+  cause_ = std::max(cause_, Cause::interrupted);
   lift_backpressure();
   signals_sent_.push_back({interrupt_signal_, at - spawned_at_});
   if (escalation_ == Escalation::none) {
