@@ -240,6 +240,11 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
 /* sup_poll: wait up to timeout_ms (0: do not wait, -1: forever) for the result
  * to become final.
  * Returns 1 when final, 0 when still running when the time is up.
+ * The calling thread sleeps on the main process's exit itself (a duplicate
+ * of its pidfd, for the call's length), so that it wakes together with the
+ * library's thread rather than after it, and then waits out the last
+ * microseconds awake (yielding, at most 50 us) before it sleeps on the
+ * result.
  * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED (the
  * handle was released meanwhile), SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */

@@ -119,6 +119,9 @@ class Process {
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
+  // wait_final's first step: sleeps on the main process's exit, then spins
+  // briefly for the result. Returns what is left of timeout_ms.
+  int wait_leader_exit(int timeout_ms);
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
@@ -251,6 +254,8 @@ class Process {
 
   // Loop thread only.
   uv_loop_t* loop_ = nullptr;
+  // Also read by callers: wait_leader_exit duplicates it under mu_ while not
+  // final, and finish() closes it under mu_.
   UniqueFd pidfd_;
   UvHandle<uv_poll_t> exit_watch_;
   UniqueFd stdin_fd_;

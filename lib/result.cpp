@@ -93,8 +93,8 @@ void Process::finish() {
   close_pipe(out_);
   close_pipe(err_);
   close_stdin();
-  pidfd_.reset();
   std::lock_guard<std::mutex> lock(mu_);
+  pidfd_.reset();
   flatten_kept();
 }
 

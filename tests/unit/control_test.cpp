@@ -282,6 +282,28 @@ TEST(Threads, AbortFromAnotherThreadWakesAWaitingPoll) {
   EXPECT_LT(suptest::now_ms() - before, 500.0);
 }
 
+TEST(Poll, TimeoutCountsFromTheCallAcrossTheMainProcessExit) {
+  // sup_poll first sleeps on the main process's exit, then on the result.
+  // Here the shell exits at about 300 ms, but the sleeper it leaves (ignoring
+  // SIGTERM, holding the pipes) keeps the result open until its SIGKILL,
+  // after a 2 s grace: a 500 ms poll must end at 500 ms, neither at the exit
+  // nor 500 ms after it.
+  SPAWN(p, sh(suptest::term_ignoring_sleeper("sleep 0.3"), "\"grace_ms\": 2000"));
+  double before = suptest::now_ms();
+  EXPECT_EQ(sup_poll(p.get(), 500), 0);
+  double waited = suptest::now_ms() - before;
+  EXPECT_GE(waited, 499.0);
+  EXPECT_LT(waited, 750.0);
+  // The main process has exited by now; the result is still open.
+  EXPECT_EQ(sup_poll(p.get(), 0), 0);
+  before = suptest::now_ms();
+  EXPECT_EQ(sup_poll(p.get(), 100), 0);
+  EXPECT_GE(suptest::now_ms() - before, 99.0);
+  ASSERT_EQ(sup_poll(p.get(), -1), 1);
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+}
+
 TEST(Threads, ManyConcurrentRequestsAreLatchedOnce) {
   SPAWN(p, sh("trap 'exit 9' TERM; echo ready; while :; do sleep 0.01; done", "\"grace_ms\": 2000"));
   ASSERT_TRUE(wait_for_output(p.get(), "ready"));
