@@ -418,7 +418,7 @@ SUP_API const char* sup_result_output(sup_proc* p, int stream, size_t* len) {
   Call proc(p);
   if (!proc || len == nullptr || !valid_stream(stream) || !proc->is_final()) return nullptr;
   try {
-    const std::string& kept = proc->kept_output(stream);
+    std::string_view kept = proc->kept_output(stream);
     *len = kept.size();
     return kept.data();
   } catch (...) {

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-
-#include "page_release.hpp"
+#include <new>
 
 namespace sup {
 
@@ -14,23 +13,35 @@ Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes)
 
 namespace {
 
-// Past this, a buffer is reserved at its limit at once instead of doubling:
-// each doubling copies everything and briefly holds both copies. Untouched
-// reserved pages cost no memory.
+// Past this, the buffer is reserved at its limit at once instead of
+// doubling: each doubling copies everything and briefly holds both copies.
+// Untouched reserved pages cost no memory.
 constexpr size_t kGrowInPlaceAfter = 64 * 1024;
 constexpr uint64_t kMaxReserve = 64u << 20;
 
 }  // namespace
 
+void Capture::reserve(size_t need) {
+  if (need <= cap_) return;
+  const size_t whole = static_cast<size_t>(head_limit_ + ring_limit_);
+  size_t want = std::max({need, cap_ * 2, size_t{256}});
+  if (need > kGrowInPlaceAfter) want = std::max(want, static_cast<size_t>(std::min<uint64_t>(whole, kMaxReserve)));
+  want = std::min(want, whole);
+  void* grown = std::realloc(buf_.get(), want);
+  if (grown == nullptr) throw std::bad_alloc();
+  (void)buf_.release();
+  buf_.reset(static_cast<char*>(grown));
+  cap_ = want;
+}
+
 void Capture::append(const char* data, size_t len) {
-  if (flat_) return;  // final: nothing more arrives
+  if (flat_ || len == 0) return;  // final: nothing more arrives
   total_ += len;
-  if (head_.size() < head_limit_) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_.size()));
-    if (head_.size() + n > head_.capacity() && head_.size() + n > kGrowInPlaceAfter)
-      // Room for the tail too: flatten() then joins in place, no copy.
-      head_.reserve(static_cast<size_t>(std::min(head_limit_ + tail_limit_, kMaxReserve)));
-    head_.append(data, n);
+  if (head_len_ < head_limit_) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_len_));
+    reserve(head_len_ + n);
+    std::memcpy(buf_.get() + head_len_, data, n);
+    head_len_ += n;
     data += n;
     len -= n;
   }
@@ -38,34 +49,36 @@ void Capture::append(const char* data, size_t len) {
 }
 
 void Capture::append_tail(const char* data, size_t len) {
+  // Here the head is full: the ring starts right after it.
   if (ring_limit_ == 0) return;
   if (len >= ring_limit_) {
     // Only the newest ring_limit_ bytes of this chunk survive.
     data += len - ring_limit_;
     len = static_cast<size_t>(ring_limit_);
-    tail_.assign(data, data + len);
+    reserve(static_cast<size_t>(head_limit_) + len);
+    std::memcpy(ring(), data, len);
+    ring_size_ = len;
     tail_start_ = 0;
     tail_len_ = len;
     return;
   }
-  if (tail_.size() < ring_limit_) {
+  if (ring_size_ < ring_limit_) {
     // Still growing: the ring has not wrapped, tail_start_ is 0.
-    size_t room = static_cast<size_t>(ring_limit_) - tail_.size();
-    size_t n = std::min(room, len);
-    if (tail_.size() + n > tail_.capacity() && tail_.size() + n > kGrowInPlaceAfter)
-      tail_.reserve(static_cast<size_t>(std::min(ring_limit_, std::max<uint64_t>(kMaxReserve, tail_.size() + n))));
-    tail_.insert(tail_.end(), data, data + n);
+    size_t n = std::min(static_cast<size_t>(ring_limit_) - ring_size_, len);
+    reserve(static_cast<size_t>(head_limit_) + ring_size_ + n);
+    std::memcpy(ring() + ring_size_, data, n);
+    ring_size_ += n;
     tail_len_ += n;
     data += n;
     len -= n;
     if (len == 0) return;
   }
   // Full ring: overwrite the oldest bytes.
-  size_t cap = tail_.size();
+  size_t cap = ring_size_;
   size_t write_at = (tail_start_ + tail_len_) % cap;
   size_t first = std::min(len, cap - write_at);
-  std::memcpy(tail_.data() + write_at, data, first);
-  std::memcpy(tail_.data(), data + first, len - first);
+  std::memcpy(ring() + write_at, data, first);
+  std::memcpy(ring(), data + first, len - first);
   size_t overflow = tail_len_ + len > cap ? tail_len_ + len - cap : 0;
   tail_start_ = (tail_start_ + overflow) % cap;
   tail_len_ = std::min(cap, tail_len_ + len);
@@ -75,29 +88,30 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
   if (flat_) {
     // [0, head) then, after the gap, the newest bytes up to total_.
-    const std::string& f = flat_bytes_;
-    uint64_t tail_begin = total_ - (f.size() - flat_head_);
+    const char* f = flat_data();
+    uint64_t tail_begin = total_ - (flat_size_ - flat_head_);
     size_t at;
     size_t avail;
     if (*pos < flat_head_) {
       at = static_cast<size_t>(*pos);
       // Without a gap the buffer is the stream itself; with one, stop at it.
-      avail = (tail_begin == flat_head_ ? f.size() : flat_head_) - at;
+      avail = (tail_begin == flat_head_ ? flat_size_ : flat_head_) - at;
     } else {
       if (*pos >= total_) return 0;
       if (*pos < tail_begin) *pos = tail_begin;
       at = flat_head_ + static_cast<size_t>(*pos - tail_begin);
-      avail = f.size() - at;
+      avail = flat_size_ - at;
     }
     size_t n = std::min(cap, avail);
-    std::memcpy(buf, f.data() + at, n);
+    if (n == 0) return 0;
+    std::memcpy(buf, f + at, n);
     *pos += n;
     return n;
   }
   size_t copied = 0;
-  if (*pos < head_.size()) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(cap, head_.size() - *pos));
-    std::memcpy(buf, head_.data() + *pos, n);
+  if (*pos < head_len_) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(cap, head_len_ - *pos));
+    std::memcpy(buf, buf_.get() + *pos, n);
     *pos += n;
     copied += n;
     buf += n;
@@ -111,72 +125,84 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (*pos < tail_begin) *pos = tail_begin;
   size_t offset = static_cast<size_t>(*pos - tail_begin);
   size_t n = std::min(cap, tail_len_ - offset);
-  size_t ring = tail_.size();
   for (size_t done = 0; done < n;) {
-    size_t at = (tail_start_ + offset + done) % ring;
-    size_t run = std::min(n - done, ring - at);
-    std::memcpy(buf + done, tail_.data() + at, run);
+    size_t at = (tail_start_ + offset + done) % ring_size_;
+    size_t run = std::min(n - done, ring_size_ - at);
+    std::memcpy(buf + done, ring() + at, run);
     done += run;
   }
   *pos += n;
   return copied + n;
 }
 
-void Capture::flatten() {
+void Capture::flatten() noexcept {
   if (flat_ || ring_limit_ != tail_limit_) return;
-  // The tail is appended to the head, whose buffer was reserved with room
-  // for it, and the ring's pages go back as they are copied: the kept bytes
-  // never exist twice, not even for a moment.
-  size_t tail = result_tail_len();
-  size_t head = head_.size();
-  std::string joined = std::move(head_);
-  std::string().swap(head_);
-  joined.reserve(head + tail);  // a no-op unless the head never grew past 64 KiB
-  if (tail > 0) {
-    size_t cap = tail_.size();
-    size_t from = (tail_start_ + tail_len_ - tail) % cap;
-    size_t first = std::min(tail, cap - from);
-    append_releasing(joined, tail_.data() + from, first);
-    append_releasing(joined, tail_.data(), tail - first);
-  }
-  std::vector<char>().swap(tail_);
+  // The ring sits right after the full head: rotated so that its oldest
+  // byte comes first, head and tail are one piece where they are. Nothing
+  // is copied elsewhere, no page is added: the kept bytes never exist
+  // twice, not even for a moment. (With the ring at the result's limit, the
+  // ring holds exactly the result's tail.)
+  if (tail_len_ > 0) rotate_bytes(ring(), ring_size_, tail_start_);
+  flat_head_ = head_len_;
+  flat_size_ = head_len_ + tail_len_;
   tail_start_ = 0;
-  tail_len_ = 0;
-  flat_head_ = head;
-  flat_size_ = head + tail;
-  flat_bytes_ = std::move(joined);
   flat_ = true;
 }
 
-std::string Capture::lend_flat() noexcept {
+std::optional<std::string_view> Capture::flat() const noexcept {
+  if (!flat_ || lent_) return std::nullopt;
+  return std::string_view(flat_data(), flat_size_);
+}
+
+MallocBuffer Capture::lend_flat() noexcept {
   lent_ = true;
-  return std::move(flat_bytes_);
+  cap_ = 0;
+  return std::move(buf_);
 }
 
 void Capture::return_flat(std::string bytes) noexcept {
-  flat_bytes_ = std::move(bytes);
+  returned_ = std::move(bytes);
   lent_ = false;
 }
 
-void append_releasing(std::string& out, char* src, size_t len) noexcept {
-  constexpr size_t kStep = 256 << 10;
-  PageReleaser pages(src);
-  for (size_t done = 0; done < len;) {
-    size_t n = std::min(kStep, len - done);
-    out.append(src + done, n);
-    done += n;
-    pages.read_upto(src + done);
-  }
+std::string Capture::kept() const {
+  if (auto f = flat()) return std::string(*f);
+  size_t tail = result_tail_len();
+  std::string out(head_len_ + tail, '\0');
+  if (head_len_ > 0) std::memcpy(out.data(), buf_.get(), head_len_);
+  uint64_t pos = total_ - tail;
+  read_at(&pos, out.data() + head_len_, tail);
+  return out;
 }
 
-std::string Capture::kept() const {
-  if (flat_) return flat_bytes_;
-  size_t tail = result_tail_len();
-  std::string out = head_;
-  out.resize(head_.size() + tail);
-  uint64_t pos = total_ - tail;
-  read_at(&pos, out.data() + head_.size(), tail);
-  return out;
+void rotate_bytes(char* p, size_t n, size_t k) noexcept {
+  // Gries and Mills' block swaps: the shorter side is swapped into its
+  // place at the far end of the longer one, and what remains is again a
+  // rotation, of fewer bytes. Every swap is sequential memory traffic.
+  char tmp[16 * 1024];
+  auto swap_blocks = [&tmp](char* a, char* b, size_t len) {
+    for (size_t done = 0; done < len;) {
+      size_t c = std::min(sizeof tmp, len - done);
+      std::memcpy(tmp, a + done, c);
+      std::memcpy(a + done, b + done, c);
+      std::memcpy(b + done, tmp, c);
+      done += c;
+    }
+  };
+  while (k != 0 && k != n) {
+    size_t left = k, right = n - k;
+    if (left <= right) {
+      // A B1 B2 with |B2| = |A|: swap A and B2, A is in place at the end.
+      swap_blocks(p, p + n - left, left);
+      n -= left;  // B2 B1 remain, to be rotated left by |A| again
+    } else {
+      // A1 A2 B with |A1| = |B|: swap A1 and B, B is in place at the front.
+      swap_blocks(p, p + left, right);
+      p += right;
+      n -= right;
+      k = left - right;  // A2 A1 remain, rotated left by |A2|
+    }
+  }
 }
 
 }  // namespace sup

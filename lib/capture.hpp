@@ -9,11 +9,18 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace sup {
+
+struct FreeDeleter {
+  void operator()(char* p) const noexcept { std::free(p); }
+};
+using MallocBuffer = std::unique_ptr<char, FreeDeleter>;
 
 class Capture {
  public:
@@ -21,30 +28,32 @@ class Capture {
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
 
+  // Throws std::bad_alloc.
   void append(const char* data, size_t len);
 
   uint64_t total() const noexcept { return total_; }
   uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
-  size_t head_size() const noexcept { return flat_ ? flat_head_ : head_.size(); }
+  size_t head_size() const noexcept { return flat_ ? flat_head_ : head_len_; }
   size_t kept_size() const noexcept { return head_size() + result_tail_len(); }
 
-  // Once nothing more is appended (the result is final): the kept bytes move
-  // into one buffer and the head and ring are freed, so that the result's
-  // bytes exist once, not once more per reader of them. Only when no live
-  // reader needs more of the tail than the result keeps.
-  void flatten();
-  // The kept bytes in one piece after flatten(), else nullptr (also while
-  // they are lent out).
-  const std::string* flat() const noexcept { return flat_ && !lent_ ? &flat_bytes_ : nullptr; }
+  // Once nothing more is appended (the result is final): the kept bytes
+  // become one piece where they are, the ring rotated in place after the
+  // head, so that they exist once, not once more per reader of them. Only
+  // when no live reader needs more of the tail than the result keeps.
+  void flatten() noexcept;
+  // The kept bytes in one piece after flatten(), unless lent out.
+  std::optional<std::string_view> flat() const noexcept;
 
   // Lending the flat buffer to the result's JSON text, which then holds the
   // kept bytes in escaped form and nothing else does (result.cpp): the
-  // buffer is taken, emptied page by page as it is copied (append_releasing)
+  // buffer is taken, emptied page by page as it is copied (PageReleaser)
   // and given back, rebuilt from the text, only if a reader asks for the
   // bytes again. Sizes and counts stay as they were meanwhile; read_at must
-  // not be called until return_flat().
-  std::string lend_flat() noexcept;
+  // not be called until return_flat(). Only the capture's own buffer is
+  // lent, once: lendable() says whether it is still there.
+  bool lendable() const noexcept { return flat_ && !lent_ && !returned_ && flat_size_ > 0; }
+  MallocBuffer lend_flat() noexcept;
   bool lent() const noexcept { return lent_; }
   void return_flat(std::string bytes) noexcept;
 
@@ -54,11 +63,16 @@ class Capture {
   // and advances *pos by it.
   size_t read_at(uint64_t* pos, char* buf, size_t cap) const noexcept;
 
-  // Head and the result's tail joined: the exact kept bytes.
+  // Head and the result's tail joined: the exact kept bytes (a copy).
   std::string kept() const;
 
  private:
   void append_tail(const char* data, size_t len);
+  // Room for `need` bytes of buf_: doubling while small, then the whole
+  // limit at once (untouched pages cost nothing), doubling past 64 MiB.
+  void reserve(size_t need);
+  char* ring() const noexcept { return buf_.get() + head_limit_; }
+  const char* flat_data() const noexcept { return returned_ ? returned_->data() : buf_.get(); }
   size_t result_tail_len() const noexcept {
     return flat_ ? flat_size_ - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
   }
@@ -66,26 +80,28 @@ class Capture {
   uint64_t head_limit_;
   uint64_t tail_limit_;
   uint64_t ring_limit_;
-  std::string head_;
-  // Grows up to ring_limit_, then wraps: tail_start_ is the oldest kept byte.
-  std::vector<char> tail_;
+  // One buffer: the head at [0, head_len_), then, once the head is full,
+  // the ring at [head_limit_, head_limit_ + ring_size_), which grows up to
+  // ring_limit_ and then wraps: tail_start_ is its oldest byte.
+  MallocBuffer buf_;
+  size_t cap_ = 0;
+  size_t head_len_ = 0;
+  size_t ring_size_ = 0;
   size_t tail_start_ = 0;
   size_t tail_len_ = 0;
   uint64_t total_ = 0;
-  // After flatten(): head then tail in one buffer; the sizes are kept apart
-  // so that they stay right while the buffer is lent.
+  // After flatten(): head then tail, in buf_ (or, once lent and given back,
+  // in returned_); the sizes are kept apart so that they stay right while
+  // the buffer is lent.
   bool flat_ = false;
-  std::string flat_bytes_;
   size_t flat_head_ = 0;
   size_t flat_size_ = 0;
   bool lent_ = false;
+  std::optional<std::string> returned_;
 };
 
-// Appends len bytes from src to out (which must have the capacity: no
-// reallocation, no exception) and hands the pages of src that have been
-// copied back to the kernel as it goes (madvise MADV_DONTNEED; they read as
-// zeros afterwards): moving a large buffer this way never holds both copies.
-// src is writable memory of the caller's, freed by it afterwards.
-void append_releasing(std::string& out, char* src, size_t len) noexcept;
+// Rotates the n bytes at p left by k, in place (block swaps through a small
+// buffer on the stack): p[k..n) then p[0..k).
+void rotate_bytes(char* p, size_t n, size_t k) noexcept;
 
 }  // namespace sup

@@ -175,13 +175,13 @@ void append_json_unescaped(std::string& out, const char* text, size_t len) {
 }
 
 StreamJson::StreamJson(const Capture& c) {
-  if (const std::string* flat = c.flat()) {
-    bytes_ = flat;
+  if (auto flat = c.flat()) {
+    bytes_ = *flat;
   } else {
     copy_ = c.kept();
-    bytes_ = &copy_;
+    bytes_ = copy_;
   }
-  const std::string& k = *bytes_;
+  const std::string_view k = bytes_;
   head_ = c.truncated() ? c.head_size() : k.size();
   // Head and tail are measured apart only when a gap divides them: a
   // character straddling a boundary without a gap is whole.
@@ -202,7 +202,7 @@ size_t StreamJson::length() const noexcept {
 }
 
 void StreamJson::append(std::string& out) noexcept {
-  const std::string& k = *bytes_;
+  const std::string_view k = bytes_;
   out += opening_;
   head_at_ = out.size();
   Appender sink{out};
@@ -213,15 +213,16 @@ void StreamJson::append(std::string& out) noexcept {
   out += closing_;
 }
 
-void StreamJson::append_moving(std::string& out, std::string& lent) noexcept {
+void StreamJson::append_moving(std::string& out, const char* lent) noexcept {
+  // The lent buffer is where bytes_ points: its pages go as they are read.
   out += opening_;
   head_at_ = out.size();
-  ReleasingAppender sink{out, lent.data()};
-  escape_body(sink, lent.data(), head_);
+  ReleasingAppender sink{out, lent};
+  escape_body(sink, lent, head_);
   out += marker_;
   tail_at_ = out.size();
-  ReleasingAppender tail_sink{out, lent.data() + head_};
-  escape_body(tail_sink, lent.data() + head_, lent.size() - head_);
+  ReleasingAppender tail_sink{out, lent + head_};
+  escape_body(tail_sink, lent + head_, bytes_.size() - head_);
   out += closing_;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace sup {
 
@@ -59,12 +60,12 @@ class StreamJson {
   // The same from the capture's flat buffer, lent (Capture::lend_flat), whose
   // pages go back to the kernel as they are read: the bytes are in the
   // text only afterwards (where()).
-  void append_moving(std::string& out, std::string& lent) noexcept;
+  void append_moving(std::string& out, const char* lent) noexcept;
   // After an append: where the kept bytes went in out.
   KeptInText where() const noexcept;
 
  private:
-  const std::string* bytes_;
+  std::string_view bytes_;
   std::string copy_;
   size_t head_ = 0;  // bytes before the gap (all of them when there is none)
   size_t head_text_ = 0;

@@ -220,13 +220,13 @@ void Process::flatten_kept() {
   err_.capture.flatten();
 }
 
-const std::string& Process::kept_output(int stream) {
+std::string_view Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
   OutputPipe& pipe = pipe_for(stream);
   bring_back_kept(pipe);
   const Capture& capture = pipe.capture;
-  if (const std::string* flat = capture.flat()) {
+  if (auto flat = capture.flat()) {
     kept_handed_out_[stream == SUP_STDOUT ? 0 : 1] = true;
     return *flat;
   }

@@ -141,7 +141,7 @@ class Process {
   const std::string& result_json();
   // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
   void flatten_kept();
-  const std::string& kept_output(int stream);
+  std::string_view kept_output(int stream);
   uint64_t omitted_bytes(int stream);
   // sup_release: aborts if running, waits for the reap and for every other
   // call to leave, hands over to the loop.

@@ -169,16 +169,17 @@ void check_json(sup::Capture& c, const std::string& stream, size_t head) {
   CHECK(part.lossless() == (back == kept));
   const size_t cut = c.truncated() ? head : kept.size();
   CHECK(part.lossless() == (as_text(kept.substr(0, cut)) + as_text(kept.substr(cut)) == kept));
-  if (c.flat() != nullptr && part.lossless()) {
+  if (c.lendable() && part.lossless()) {
     // Moved instead of copied: the same text, and the bytes come back from it.
     std::string moved = "{\"s\": ";
     moved.reserve(6 + part.length() + 1);
-    std::string lent = c.lend_flat();
-    CHECK(c.lent() && c.flat() == nullptr && c.kept_size() == kept.size() && c.total() == stream.size());
-    part.append_moving(moved, lent);
+    sup::MallocBuffer lent = c.lend_flat();
+    CHECK(c.lent() && !c.flat() && c.kept_size() == kept.size() && c.total() == stream.size());
+    part.append_moving(moved, lent.get());
+    lent.reset();
     CHECK(moved == text);
     c.return_flat(part.where().bytes(moved, c.kept_size()));
-    CHECK(!c.lent() && c.flat() != nullptr && *c.flat() == kept);
+    CHECK(!c.lent() && c.flat() && *c.flat() == kept && !c.lendable());
   }
   text += "}";
   CHECK(valid_utf8(text));
@@ -256,7 +257,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CHECK(c.kept_size() == kept.size());
   CHECK(c.omitted() == total - kept.size());
   CHECK(c.truncated() == (c.omitted() > 0));
-  CHECK(c.flat() == nullptr);
+  CHECK(!c.flat());
   // Live: the reader sees the whole ring, which may be more than the result keeps.
   check_walk(c, cap, stream, head, ring);
   check_json(c, stream, head);
@@ -264,19 +265,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (flatten) {
     c.flatten();
     if (ring_limit == tail_limit) {
-      CHECK(c.flat() != nullptr);
+      CHECK(c.flat());
       CHECK(*c.flat() == kept);
     } else {
-      CHECK(c.flat() == nullptr);  // a live reader may still need the ring
+      CHECK(!c.flat());  // a live reader may still need the ring
     }
     // Nothing more arrives once final.
-    if (c.flat() != nullptr) c.append("x", 1);
+    if (c.flat()) c.append("x", 1);
     CHECK(c.total() == total);
     CHECK(c.kept() == kept);
     CHECK(c.kept_size() == kept.size());
     CHECK(c.head_size() == head);
     CHECK(c.omitted() == total - kept.size());
-    check_walk(c, cap, stream, head, c.flat() != nullptr ? tail : ring);
+    check_walk(c, cap, stream, head, c.flat() ? tail : ring);
     check_json(c, stream, head);
   }
   return 0;

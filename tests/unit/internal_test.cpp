@@ -1,6 +1,7 @@
 // The capture buffer and the JSON text writer, tested from the inside.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "capture.hpp"
@@ -135,14 +136,19 @@ TEST(JsonText, LengthCountsExactlyWhatIsAppended) {
 TEST(Capture, FlattenKeepsEveryReadTheSame) {
   // After the result is final the kept bytes live in one buffer; a reader
   // must not see a difference, at any position, across the gap or not.
-  for (size_t written : {10u, 100u, 300u}) {
+  // 1234 bytes in chunks of 7 wrap the ring many times and leave its
+  // oldest byte in the middle: flatten rotates it in place.
+  for (size_t written : {10u, 60u, 100u, 300u, 1234u}) {
     std::string all = numbered(written);
     sup::Capture before(100, 0), after(100, 0);
-    before.append(all.data(), all.size());
-    after.append(all.data(), all.size());
+    for (size_t i = 0; i < written; i += 7) {
+      size_t n = std::min<size_t>(7, written - i);
+      before.append(all.data() + i, n);
+      after.append(all.data() + i, n);
+    }
     after.flatten();
-    ASSERT_NE(after.flat(), nullptr);
-    EXPECT_EQ(*after.flat(), before.kept());
+    ASSERT_TRUE(after.flat().has_value());
+    EXPECT_EQ(std::string(*after.flat()), before.kept());
     EXPECT_EQ(after.kept(), before.kept());
     EXPECT_EQ(after.omitted(), before.omitted());
     EXPECT_EQ(after.head_size(), before.head_size());
@@ -158,12 +164,27 @@ TEST(Capture, FlattenKeepsEveryReadTheSame) {
   }
 }
 
+TEST(Capture, RotateBytesInPlace) {
+  // Every split of short runs, and runs longer than the swap buffer with
+  // splits on either side of the middle.
+  auto check = [](size_t n, size_t k) {
+    std::string s = numbered(n), want = s;
+    std::rotate(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(k), want.end());
+    sup::rotate_bytes(s.data(), n, k);
+    return s == want;
+  };
+  for (size_t n = 0; n <= 40; ++n)
+    for (size_t k = 0; k <= n; ++k) EXPECT_TRUE(check(n, k)) << n << " " << k;
+  for (size_t k : {1u, 16383u, 16384u, 50000u, 99999u, 150001u, 299999u})
+    EXPECT_TRUE(check(300000, k)) << k;
+}
+
 TEST(Capture, NoFlattenWhileAReaderNeedsMoreThanTheResult) {
   sup::Capture c(100, 4096);
   std::string all = numbered(1000);
   c.append(all.data(), all.size());
   c.flatten();
-  EXPECT_EQ(c.flat(), nullptr);
+  EXPECT_FALSE(c.flat().has_value());
   uint64_t pos = 100;
   char buf[1000];
   EXPECT_EQ(c.read_at(&pos, buf, sizeof buf), 900u) << "the retained bytes are still there";
