@@ -151,7 +151,10 @@ void Capture::flatten() noexcept {
 
 std::optional<std::string_view> Capture::flat() const noexcept {
   if (!flat_ || lent_) return std::nullopt;
-  return std::string_view(flat_data(), flat_size_);
+  // Never a null pointer, even for no bytes: sup_result_output's NULL means
+  // "no result".
+  const char* data = flat_data();
+  return std::string_view(data != nullptr ? data : "", flat_size_);
 }
 
 MallocBuffer Capture::lend_flat() noexcept {

@@ -509,6 +509,18 @@ TEST(Result, KeptBytesExistOnceHoweverSoonTheCallerAsks) {
   }
 }
 
+TEST(Result, EmptyOutputIsNotNull) {
+  // NULL from sup_result_output means "no result": a stream the child never
+  // wrote to is a non-NULL pointer and a length of 0.
+  SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
+  ASSERT_TRUE(p.wait());
+  for (int stream : {SUP_STDOUT, SUP_STDERR}) {
+    size_t len = 99;
+    EXPECT_NE(sup_result_output(p.get(), stream, &len), nullptr) << stream;
+    EXPECT_EQ(len, 0u);
+  }
+}
+
 TEST(Result, KeptTextMovesIntoTheJsonAndComesBackExactly) {
   // Lines with a quote, a two-byte character, a tab and a backslash: every
   // kind of escape, all of which the text gives back. At 32 MiB neither cut
