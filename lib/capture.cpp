@@ -35,7 +35,7 @@ void Capture::reserve(size_t need) {
 }
 
 void Capture::append(const char* data, size_t len) {
-  if (flat_ || len == 0) return;  // final: nothing more arrives
+  if (flattened() || len == 0) return;  // final: nothing more arrives
   total_ += len;
   if (head_len_ < head_limit_) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_len_));
@@ -86,7 +86,7 @@ void Capture::append_tail(const char* data, size_t len) {
 
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
-  if (flat_) {
+  if (flattened()) {
     // [0, head) then, after the gap, the newest bytes up to total_.
     const char* f = flat_data();
     uint64_t tail_begin = total_ - (flat_size_ - flat_head_);
@@ -136,7 +136,7 @@ size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
 }
 
 void Capture::flatten() noexcept {
-  if (flat_ || ring_limit_ != tail_limit_) return;
+  if (flattened() || ring_limit_ != tail_limit_) return;
   // The ring sits right after the full head: rotated so that its oldest
   // byte comes first, head and tail are one piece where they are. Nothing
   // is copied elsewhere, no page is added: the kept bytes never exist
@@ -146,11 +146,11 @@ void Capture::flatten() noexcept {
   flat_head_ = head_len_;
   flat_size_ = head_len_ + tail_len_;
   tail_start_ = 0;
-  flat_ = true;
+  stage_ = Stage::flat;
 }
 
 std::optional<std::string_view> Capture::flat() const noexcept {
-  if (!flat_ || lent_) return std::nullopt;
+  if (!flattened() || stage_ == Stage::lent) return std::nullopt;
   // Never a null pointer, even for no bytes: sup_result_output's NULL means
   // "no result".
   const char* data = flat_data();
@@ -158,14 +158,14 @@ std::optional<std::string_view> Capture::flat() const noexcept {
 }
 
 MallocBuffer Capture::lend_flat() noexcept {
-  lent_ = true;
+  stage_ = Stage::lent;
   cap_ = 0;
   return std::move(buf_);
 }
 
 void Capture::return_flat(std::string bytes) noexcept {
   returned_ = std::move(bytes);
-  lent_ = false;
+  stage_ = Stage::returned;
 }
 
 std::string Capture::kept() const {

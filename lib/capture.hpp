@@ -34,7 +34,7 @@ class Capture {
   uint64_t total() const noexcept { return total_; }
   uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
-  size_t head_size() const noexcept { return flat_ ? flat_head_ : head_len_; }
+  size_t head_size() const noexcept { return flattened() ? flat_head_ : head_len_; }
   size_t kept_size() const noexcept { return head_size() + result_tail_len(); }
 
   // Once nothing more is appended (the result is final): the kept bytes
@@ -45,16 +45,22 @@ class Capture {
   // The kept bytes in one piece after flatten(), unless lent out.
   std::optional<std::string_view> flat() const noexcept;
 
+  // sup_result_output gave out a pointer to the flat bytes: from now on they
+  // stay where they are.
+  void hand_out() noexcept {
+    if (stage_ == Stage::flat) stage_ = Stage::handed_out;
+  }
+
   // Lending the flat buffer to the result's JSON text, which then holds the
   // kept bytes in escaped form and nothing else does (result.cpp): the
   // buffer is taken, emptied page by page as it is copied (PageReleaser)
   // and given back, rebuilt from the text, only if a reader asks for the
   // bytes again. Sizes and counts stay as they were meanwhile; read_at must
-  // not be called until return_flat(). Only the capture's own buffer is
-  // lent, once: lendable() says whether it is still there.
-  bool lendable() const noexcept { return flat_ && !lent_ && !returned_ && flat_size_ > 0; }
+  // not be called until return_flat(). Only the capture's own buffer, not
+  // handed out, is lent, once.
+  bool lendable() const noexcept { return stage_ == Stage::flat && flat_size_ > 0; }
   MallocBuffer lend_flat() noexcept;
-  bool lent() const noexcept { return lent_; }
+  bool lent() const noexcept { return stage_ == Stage::lent; }
   void return_flat(std::string bytes) noexcept;
 
   // Copies kept bytes starting at stream offset *pos into buf. If *pos falls
@@ -72,9 +78,10 @@ class Capture {
   // limit at once (untouched pages cost nothing), doubling past 64 MiB.
   void reserve(size_t need);
   char* ring() const noexcept { return buf_.get() + head_limit_; }
-  const char* flat_data() const noexcept { return returned_ ? returned_->data() : buf_.get(); }
+  bool flattened() const noexcept { return stage_ != Stage::collecting; }
+  const char* flat_data() const noexcept { return stage_ == Stage::returned ? returned_.data() : buf_.get(); }
   size_t result_tail_len() const noexcept {
-    return flat_ ? flat_size_ - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
+    return flattened() ? flat_size_ - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
   }
 
   uint64_t head_limit_;
@@ -90,14 +97,16 @@ class Capture {
   size_t tail_start_ = 0;
   size_t tail_len_ = 0;
   uint64_t total_ = 0;
-  // After flatten(): head then tail, in buf_ (or, once lent and given back,
-  // in returned_); the sizes are kept apart so that they stay right while
-  // the buffer is lent.
-  bool flat_ = false;
+  // Where the kept bytes are: appended to (collecting); then one piece in
+  // buf_ (flat), whose pointer sup_result_output may give out (handed_out:
+  // they stay there) or which may be lent to the result's text (lent) and
+  // come back rebuilt from it, in returned_ (returned). From flat on, the
+  // sizes are kept apart, so that they stay right while the bytes are lent.
+  enum class Stage { collecting, flat, handed_out, lent, returned };
+  Stage stage_ = Stage::collecting;
   size_t flat_head_ = 0;
   size_t flat_size_ = 0;
-  bool lent_ = false;
-  std::optional<std::string> returned_;
+  std::string returned_;
 };
 
 // Rotates the n bytes at p left by k, in place (block swaps through a small

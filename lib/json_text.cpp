@@ -51,13 +51,10 @@ struct Counter {
 };
 // Appends, and gives the input's pages back to the kernel as it passes them
 // (the input is a lent buffer, freed afterwards).
-struct ReleasingAppender {
-  std::string& out;
+struct ReleasingAppender : Appender {
+  ReleasingAppender(std::string& o, const char* s) : Appender{o}, src(s), pages(s) {}
   const char* src;
-  PageReleaser pages{src};
-  void put(char c) { out.push_back(c); }
-  void put(const char* s, size_t n) { out.append(s, n); }
-  void replaced() {}
+  PageReleaser pages;
   void progress(size_t i) { pages.read_upto(src + i); }
 };
 

@@ -225,9 +225,9 @@ std::string_view Process::kept_output(int stream) {
   flatten_kept();
   OutputPipe& pipe = pipe_for(stream);
   bring_back_kept(pipe);
-  const Capture& capture = pipe.capture;
+  Capture& capture = pipe.capture;
   if (auto flat = capture.flat()) {
-    kept_handed_out_[stream == SUP_STDOUT ? 0 : 1] = true;
+    capture.hand_out();
     return *flat;
   }
   auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "capture.hpp"
-#include "json_text.hpp"
 #include "clock.hpp"
+#include "json_text.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
 #include "uv_handle.hpp"
@@ -310,10 +310,7 @@ class Process {
   std::mutex input_mu_;
   UniqueFd input_fd_;
   std::optional<std::string> kept_[2];
-  // Under mu_: sup_result_output gave out a pointer to the flat bytes (they
-  // may not move into the result's text then), and where the bytes went if
-  // they did.
-  bool kept_handed_out_[2] = {false, false};
+  // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
 };
 

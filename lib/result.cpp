@@ -182,7 +182,7 @@ void Process::build_result_json() {
   auto append_stream = [&](OutputPipe& pipe, StreamJson& text) {
     Capture& c = pipe.capture;
     size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
-    if (c.lendable() && !kept_handed_out_[at] && text.lossless() && c.kept_size() >= kMoveFrom) {
+    if (c.lendable() && text.lossless() && c.kept_size() >= kMoveFrom) {
       MallocBuffer lent = c.lend_flat();
       text.append_moving(j, lent.get());
       kept_in_text_[at] = text.where();

@@ -509,6 +509,31 @@ TEST(Result, KeptBytesExistOnceHoweverSoonTheCallerAsks) {
   }
 }
 
+TEST(Result, KeptBytesTheTextCannotGiveBackStayAsTheyAre) {
+  // 2 MiB of lines with a stray 0xFF each: the text replaces those bytes
+  // with U+FFFD, so sup_result must copy the bytes, not move them, and both
+  // sup_output_read and sup_result_output must still give them exactly.
+  constexpr size_t kTotal = 2u << 20;
+  std::string stream;
+  while (stream.size() < kTotal) stream += "abc\xFF\n";
+  stream.resize(kTotal);
+  SPAWN(p, sh("yes \"$(printf 'abc\\377')\" | head -c " + std::to_string(kTotal)));
+  ASSERT_TRUE(p.wait(30000));
+  const char* json = sup_result(p.get());
+  ASSERT_NE(json, nullptr);
+  EXPECT_NE(std::string(json).find("abc\xEF\xBF\xBD\\n"), std::string::npos);
+  std::string got;
+  std::vector<char> buf(1 << 20);
+  uint64_t pos = 0;
+  size_t n = 0;
+  do {
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), buf.size(), &n), 0);
+    got.append(buf.data(), n);
+  } while (n > 0);
+  EXPECT_TRUE(got == stream);
+  EXPECT_TRUE(p.output(SUP_STDOUT) == stream);
+}
+
 TEST(Result, EmptyOutputIsNotNull) {
   // NULL from sup_result_output means "no result": a stream the child never
   // wrote to is a non-NULL pointer and a length of 0.
