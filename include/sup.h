@@ -111,7 +111,10 @@ enum sup_outcome {
   SUP_OUTCOME_IDLE_TIMEOUT = 3, /* ended after idle_timeout_ms of silence */
   SUP_OUTCOME_MAX_RUNTIME = 4,  /* ended after max_runtime_ms */
   SUP_OUTCOME_INTERRUPTED = 5,  /* ended by sup_interrupt */
-  SUP_OUTCOME_ABORTED = 6       /* ended by sup_abort or sup_release */
+  SUP_OUTCOME_ABORTED = 6       /* ended by sup_abort or sup_release, or
+                                   killed at once because sup could not
+                                   watch it (out of memory, or epoll's
+                                   watch limit): see sup_spawn */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -213,7 +216,13 @@ SUP_API int sup_signal_parse(const char *text);
  * SIGKILL if the library's thread dies (the host exits).
  *
  * Returns 0 and stores a handle in *out, or a negative code with *out set to
- * NULL. A command that cannot be started fails here, synchronously.
+ * NULL. A command that cannot be started fails here, synchronously. The call
+ * returns once the child has exec'd; the library's loop thread takes it on
+ * meanwhile, and any call on the handle may come first (it is carried out
+ * when the loop has the child). Should the loop fail to watch the child's
+ * pidfd or pipes then (out of memory, or fs.epoll.max_user_watches reached),
+ * the child's group gets SIGKILL at once and its result is "aborted" with
+ * forced_kill and the SIGKILL in signals_sent.
  * Errors: SUP_EINVAL (NULL argument, malformed spec), SUP_ENOENT, SUP_EACCES,
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,

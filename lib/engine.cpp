@@ -56,7 +56,6 @@ struct Engine::SpawnJob {
   Process* proc;
   const LaunchPlan* plan;
   SpawnFds fds;
-  std::optional<Launched> child;
   bool done = false;
   std::optional<LaunchError> error;
 };
@@ -213,8 +212,10 @@ void Engine::wake() noexcept {
 void Engine::on_wake() {
   uint64_t count;
   (void)!read(wake_fd_.get(), &count, sizeof count);
-  drain_requests();
+  // Starts first: a request latched before its process was started is
+  // handled by start() itself.
   run_starts();
+  drain_requests();
   run_disposals();
   bool stop;
   {
@@ -288,7 +289,7 @@ void Engine::on_timer() {
 }
 
 void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
-  SpawnJob job{&proc, &plan, std::move(fds), std::nullopt, false, std::nullopt};
+  SpawnJob job{&proc, &plan, std::move(fds), false, std::nullopt};
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) throw LaunchError{-ESHUTDOWN, "sup is being unloaded"};
   spawn_queue_.push_back(&job);
@@ -326,51 +327,63 @@ void Engine::run_spawner() {
     lock.unlock();
     try {
       if (!stack) stack.emplace();
-      job->child = launch(*job->plan, job->fds.stdio, *stack);
+      Launched child = launch(*job->plan, job->fds.stdio, *stack);
       // The child's ends are closed before any exit is watched, or a fast
       // child's EOF would look like a leftover still holding the pipe.
-      job->fds.child_out.reset();
-      job->fds.child_err.reset();
-      job->fds.child_stdin.reset();
+      SpawnFds& fds = job->fds;
+      fds.child_out.reset();
+      fds.child_err.reset();
+      fds.child_stdin.reset();
+      job->proc->launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
+                          std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
     } catch (const LaunchError& e) {
       job->error = e;
     } catch (const std::bad_alloc&) {
       job->error = LaunchError{-ENOMEM, "out of memory"};
     }
     lock.lock();
-    if (job->error) {
-      job->done = true;
-      spawn_done_.notify_all();
-    } else {
-      starts_.push_back(job);
-      wake();
+    bool launched = !job->error;
+    if (launched) {
+      job->proc->next_start = starts_;
+      starts_ = job->proc;
     }
+    // The caller goes on at once, while the loop starts watching the child:
+    // a wake-up between threads less before sup_spawn returns. Calls that
+    // reach the process before the loop has it are latched (start()).
+    job->done = true;  // the job lives on the caller's stack: not touched again
+    lock.unlock();
+    spawn_done_.notify_all();
+    if (launched) wake();
+    lock.lock();
   }
 }
 
 void Engine::run_starts() {
-  std::vector<SpawnJob*> jobs;
+  Process* newest_first;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    jobs.swap(starts_);
+    newest_first = starts_;
+    starts_ = nullptr;
   }
-  if (jobs.empty()) return;
-  for (SpawnJob* job : jobs) {
-    SpawnFds& fds = job->fds;
-    Launched& child = *job->child;
+  Process* oldest_first = nullptr;
+  while (newest_first != nullptr) {
+    Process* next = newest_first->next_start;
+    newest_first->next_start = oldest_first;
+    oldest_first = newest_first;
+    newest_first = next;
+  }
+  for (Process* p = oldest_first; p != nullptr;) {
+    Process* next = p->next_start;  // start() may publish, and a release free p later
+    p->next_start = nullptr;
+    bool tracked = true;
     try {
-      job->proc->start(&loop_, child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
-                       std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
-      live_.insert(job->proc);
-    } catch (const LaunchError& e) {
-      job->error = e;
+      live_.insert(p);
     } catch (const std::bad_alloc&) {
-      job->error = LaunchError{-ENOMEM, "out of memory"};
+      tracked = false;
     }
+    p->start(&loop_, tracked);
+    p = next;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  for (SpawnJob* job : jobs) job->done = true;
-  spawn_done_.notify_all();
 }
 
 void Engine::dispose(Process& proc) {

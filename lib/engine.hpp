@@ -38,8 +38,8 @@ class Engine {
   static unsigned fork_generation() noexcept;
 
   // Clones on the spawner thread, then starts supervising on the loop thread.
-  // Blocks the caller until the child has exec'd or failed. Throws
-  // LaunchError.
+  // Blocks the caller until the child has exec'd or failed, not until the
+  // loop has it (Process::start). Throws LaunchError.
   void spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds);
 
   // Queues proc for Process::handle_requests on the loop. Lock-free and
@@ -101,7 +101,7 @@ class Engine {
   std::condition_variable spawn_cv_;    // the spawner waits for jobs
   std::condition_variable spawn_done_;  // callers wait for their job
   std::deque<SpawnJob*> spawn_queue_;   // for the spawner
-  std::vector<SpawnJob*> starts_;       // cloned, for the loop to start
+  Process* starts_ = nullptr;           // cloned, for the loop to start (newest first, through next_start)
   std::vector<Process*> disposals_;
   bool stopping_ = false;
 

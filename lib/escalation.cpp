@@ -186,6 +186,7 @@ void Process::after_leader_exit() {
 }
 
 void Process::handle_requests() {
+  if (loop_ == nullptr) return;  // not started yet: start() comes back for them
   unsigned bits = requests_.exchange(0);
   adopt_caller_signals();
   if (bits & kResume) resume_held_back();

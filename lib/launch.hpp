@@ -1,5 +1,5 @@
 // Starting a child: the plan is made on the caller's thread, the clone runs on
-// the library's loop thread so that PR_SET_PDEATHSIG ties the child to a
+// the library's spawner thread so that PR_SET_PDEATHSIG ties the child to a
 // thread that lives as long as the library.
 #pragma once
 
@@ -54,7 +54,7 @@ struct ChildStdio {
 // The descriptors of one spawn, on both sides of the child's pipes.
 struct SpawnFds {
   ChildStdio stdio{};
-  // The child's ends: closed on the loop thread right after the clone, before
+  // The child's ends: closed on the spawner thread right after the clone, before
   // any exit is watched, or a fast child's EOF would look like a leftover
   // still holding the pipe.
   UniqueFd child_out, child_err, child_stdin;
@@ -63,8 +63,8 @@ struct SpawnFds {
   pid_t host_pgrp = 0;
 };
 
-// The memory the cloned child runs on until it execs. One per loop thread:
-// spawns there are serialized.
+// The memory the cloned child runs on until it execs. One for the spawner
+// thread: spawns there are serialized.
 class ChildStack {
  public:
   ChildStack();

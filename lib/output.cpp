@@ -29,46 +29,69 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
 }
 
-void Process::start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd,
-                    UniqueFd err_fd, UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) {
-  loop_ = loop;
+void Process::launched(pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
+                       UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   pid_ = pid;
   spawned_at_ = spawned_at;
-  last_activity_ = spawned_at_;
-  pidfd_ = std::move(pidfd);
+  last_activity_ = spawned_at;
+  out_.fd = std::move(out_fd);
+  err_.fd = std::move(err_fd);
+  stdin_fd_ = std::move(stdin_fd);
   tty_fd_ = std::move(tty_fd);
   host_pgrp_ = host_pgrp;
+  std::lock_guard<std::mutex> lock(mu_);
+  pidfd_ = std::move(pidfd);
+}
+
+void Process::start(uv_loop_t* loop, bool tracked) noexcept {
+  loop_ = loop;
+  if (!tracked) {
+    end_unstarted();
+    return;
+  }
   try {
     start_watch(exit_watch_, pidfd_.get(), UV_READABLE,
                 [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_leader_exit(); }, "pidfd");
-    out_.fd = std::move(out_fd);
     start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
-    err_.fd = std::move(err_fd);
     start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
-    if (stdin_fd.valid()) {
-      stdin_fd_ = std::move(stdin_fd);
-      feed_stdin();
-    }
+    if (stdin_fd_.valid()) feed_stdin();
+    arm_deadline();
   } catch (...) {
-    // The child already runs: it must not outlive a failed start.
-    kill(-pid_, SIGKILL);
-    await_leader_exit();
-    siginfo_t info{};
-    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &info, WEXITED | __WALL, nullptr);
-    exit_watch_.close();
-    engine_.clear_deadline(*this);
-    close_pipe(out_);
-    close_pipe(err_);
-    close_stdin();
-    throw;
+    end_unstarted();
+    return;
   }
-  arm_deadline();
+  // What callers asked for before the loop had the process.
+  if (requests_.load() != 0) handle_requests();
+}
+
+void Process::end_unstarted() noexcept {
+  // The child runs, the caller holds its handle, and sup cannot watch it:
+  // it must not outlive this, and its end is the result (aborted, by
+  // SIGKILL). What it wrote meanwhile is not read: the pipes may be blocking.
+  try {
+    adopt_caller_signals();
+    cause_ = std::max(cause_, Cause::aborted);
+    if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+  } catch (const std::bad_alloc&) {
+    // Not recorded, but sent.
+    if (!status_lost_) kill(-pid_, SIGKILL);
+    escalation_ = Escalation::kill_sent;
+    forced_kill_ = true;
+  }
+  await_leader_exit();
+  leader_exited_now();
+  lifecycle_ = Lifecycle::draining;
+  finish();
 }
 
 void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready,
                           const char* what) {
   uv_poll_t* poll = watch.create();
-  check_uv(uv_poll_init(loop_, poll, fd), "uv_poll_init", what);
+  int rc = uv_poll_init(loop_, poll, fd);
+  if (rc != 0) {
+    watch.discard();  // never initialized: uv_close would corrupt the loop
+    check_uv(rc, "uv_poll_init", what);
+  }
   poll->data = this;
   check_uv(uv_poll_start(poll, events, on_ready), "uv_poll_start", what);
 }

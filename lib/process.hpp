@@ -149,9 +149,21 @@ class Process {
   // sup_release in a forked child: frees memory only.
   void abandon() noexcept;
 
+  // ---- Spawner thread -------------------------------------------------
+  // The child has exec'd: what is known of it, before the caller has the
+  // handle. The loop takes the descriptors over in start().
+  void launched(pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
+                UniqueFd tty_fd, pid_t host_pgrp) noexcept;
+  // The engine's list of launched processes for the loop to start.
+  Process* next_start = nullptr;
+
   // ---- Loop thread ----------------------------------------------------
-  void start(uv_loop_t* loop, pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
-             UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp);
+  // Watches the pidfd and pipes, feeds stdin, arms the deadline, then
+  // handles what callers asked for meanwhile. If a watch cannot be made
+  // (out of memory, epoll's watch limit), or the engine could not track the
+  // process (tracked false), the child is killed at once and that is its
+  // result: the caller already holds the handle.
+  void start(uv_loop_t* loop, bool tracked) noexcept;
   void handle_requests();
   // Library shutdown: kill, reap and publish now, whatever the state.
   void shutdown();
@@ -165,6 +177,7 @@ class Process {
 
  private:
   // output.cpp
+  void end_unstarted() noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
   void on_output_ready(OutputPipe& pipe);
@@ -248,11 +261,12 @@ class Process {
   const bool stdin_pipe_;
   std::string stdin_data_;
 
-  // Set at start, then immutable.
+  // Set by launched(), before the caller has the handle, then immutable.
   pid_t pid_ = 0;
   Nanos spawned_at_ = 0;
 
-  // Loop thread only.
+  // Loop thread only, from start() on (launched() sets the descriptors
+  // first). Null until start(): handle_requests leaves requests latched.
   uv_loop_t* loop_ = nullptr;
   // Also read by callers: wait_leader_exit duplicates it under mu_ while not
   // final, and finish() closes it under mu_.

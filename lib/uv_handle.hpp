@@ -24,6 +24,12 @@ class UvHandle {
   T* get() const noexcept { return handle_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
+  // Frees a handle whose uv_*_init failed: libuv never saw it, and
+  // uv_close on it would corrupt the loop's handle queue.
+  void discard() noexcept {
+    delete handle_;
+    handle_ = nullptr;
+  }
   // In a forked child, where the loop that owns the handle has no thread:
   // drops it unclosed (its few bytes are lost with that loop).
   void forget() noexcept { handle_ = nullptr; }

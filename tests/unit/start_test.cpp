@@ -1,0 +1,120 @@
+// Starting a child: calls that reach it in the moment after sup_spawn
+// returns, before the loop thread watches it, and a start the loop cannot
+// make (epoll_ctl failing, as when out of memory or past epoll's watch
+// limit), injected here by interposing epoll_ctl for libuv.
+#include <dlfcn.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "helpers.hpp"
+
+namespace {
+
+// The kind of descriptor (as /proc/self/fd names it, by prefix) whose next
+// EPOLL_CTL_ADD fails with ENOSPC; null: none. One-shot.
+std::atomic<const char*> g_fail_add{nullptr};
+
+bool fd_is(int fd, const char* kind) {
+  char link[64], target[128];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n < 0) return false;
+  target[n] = '\0';
+  return std::strncmp(target, kind, std::strlen(kind)) == 0;
+}
+
+}  // namespace
+
+// libuv (a shared library) reaches epoll_ctl through its PLT: this
+// executable's definition, exported (export_dynamic in meson.build), comes
+// first.
+extern "C" int epoll_ctl(int epfd, int op, int fd, struct epoll_event* event) {
+  using Real = int (*)(int, int, int, struct epoll_event*);
+  static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "epoll_ctl"));
+  const char* kind = g_fail_add.load();
+  if (op == EPOLL_CTL_ADD && kind != nullptr && fd_is(fd, kind) && g_fail_add.compare_exchange_strong(kind, nullptr)) {
+    errno = ENOSPC;
+    return -1;
+  }
+  return real(epfd, op, fd, event);
+}
+
+namespace {
+
+using suptest::sh;
+
+std::string first_signal(const suptest::Json& r) {
+  const cJSON* first = cJSON_GetArrayItem(r.get("signals_sent"), 0);
+  const cJSON* sig = cJSON_GetObjectItemCaseSensitive(first, "signal");
+  return cJSON_IsString(sig) ? sig->valuestring : "<none>";
+}
+
+TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
+  suptest::TempDir dir;
+  for (const char* kind : {"anon_inode:[pidfd]", "pipe:"}) {
+    SCOPED_TRACE(kind);
+    std::string pidfile = dir.file(std::string("bg") + (kind[0] == 'p' ? "-pipe" : "-pidfd"));
+    // The background sleep holds no pipe (>/dev/null): only the group kill
+    // ends it.
+    std::string script = "sleep 30 >/dev/null 2>&1 & echo $! >" + pidfile + "; exec sleep 30";
+    // Spawned once first, so that the engine's own watches are made.
+    { SPAWN(warm, sh("true")); ASSERT_TRUE(warm.wait()); }
+    g_fail_add = kind;
+    SPAWN(p, sh(script));
+    ASSERT_TRUE(p.wait(5000)) << "a child sup could not watch was left running";
+    EXPECT_EQ(g_fail_add.load(), nullptr) << "no watch of that kind was refused: the test proves nothing";
+    suptest::Json r = p.result();
+    EXPECT_EQ(r.str("outcome"), "aborted");
+    EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
+    EXPECT_EQ(first_signal(r), "SIGKILL");
+    pid_t leader = sup_pid(p.get());
+    EXPECT_FALSE(suptest::running(leader));
+    pid_t bg = static_cast<pid_t>(std::atoi(suptest::read_file(pidfile).c_str()));
+    if (bg > 0) {
+      EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(bg); })) << "the group outlived it";
+    }
+  }
+  g_fail_add = nullptr;
+  // The engine goes on.
+  SPAWN(after, sh("echo fine"));
+  ASSERT_TRUE(after.wait());
+  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+}
+
+// sup_spawn returns once the child has exec'd, while the loop thread may
+// still be busy elsewhere (here with a firehose): what the caller asks for
+// at once is latched and carried out when the loop takes the child on. The
+// interrupt signal here is SIGWINCH, which a child ignores from its first
+// instruction: only the grace period's SIGKILL, the loop's part of the
+// request, ends it.
+TEST(Start, CallsRightAfterSpawnReachTheChild) {
+  SPAWN(noise, "{\"argv\": [\"cat\", \"/dev/zero\"], \"max_output_bytes\": 65536}");
+  for (int i = 0; i < 40; ++i) {
+    SCOPED_TRACE(i);
+    SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"interrupt_signal\": \"SIGWINCH\", \"grace_ms\": 50}");
+    if (i % 2 == 0) {
+      EXPECT_EQ(sup_interrupt(p.get()), 0);
+      ASSERT_TRUE(p.wait(5000)) << "the interrupt's grace period never ended";
+      EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_INTERRUPTED);
+      suptest::Json r = p.result();
+      EXPECT_EQ(first_signal(r), "SIGWINCH");
+      const cJSON* second = cJSON_GetArrayItem(r.get("signals_sent"), 1);
+      const cJSON* sig = cJSON_GetObjectItemCaseSensitive(second, "signal");
+      EXPECT_TRUE(cJSON_IsString(sig) && std::string(sig->valuestring) == "SIGKILL");
+    } else {
+      EXPECT_EQ(sup_abort(p.get()), 0);
+      ASSERT_TRUE(p.wait(5000));
+      EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_ABORTED);
+      EXPECT_EQ(first_signal(p.result()), "SIGKILL");
+    }
+  }
+  EXPECT_EQ(sup_abort(noise.get()), 0);
+  ASSERT_TRUE(noise.wait());
+}
+
+}  // namespace
