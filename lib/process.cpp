@@ -252,20 +252,12 @@ void Process::release() {
     kill_from_caller();
     requests_.fetch_or(kAbort);
     engine_.wake_for(*this);
-  } else {
-    // The loop reaps the main process just after publishing: microseconds
-    // away, so waited out awake (yielding), as wait_leader_exit does. Asleep,
-    // the loop's notify would cost a wake-up (about 20 us on a 2-CPU VM,
-    // more than the reap itself).
-    constexpr Nanos kSpin = 50'000;
-    for (const Nanos until = now_ns() + kSpin; !reaped_.load(std::memory_order_acquire) && now_ns() < until;)
-      sched_yield();
   }
   {
     // Final, and the main process reaped (just after the result was
     // published): no zombie outlives the handle.
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return reaped_.load(std::memory_order_acquire); });
+    changed_.wait(lock, [this] { return reaped_; });
   }
   // Calls still inside (woken above, or about to notice released_) leave
   // within microseconds; none can begin any more.

@@ -310,9 +310,7 @@ class Process {
   static constexpr Nanos kLatchClosed = -1;
   std::atomic<Nanos> interrupt_latch_{0};
   std::atomic<bool> published_{false};
-  // Set by finish() under mu_ after the reap; release() also reads it
-  // without the lock while it waits awake.
-  std::atomic<bool> reaped_{false};
+  bool reaped_ = false;  // under mu_: set by finish() after the reap
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then
