@@ -181,8 +181,11 @@ SUP_API int sup_signal_parse(const char *text);
  *                     closed; or "pipe": the host writes with
  *                     sup_input_write and closes with sup_input_close
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
- *                     stderr; 0 = off (default)
- *   max_runtime_ms    end the child this long after spawn; 0 = off (default)
+ *                     stderr (the first period from its clone); 0 = off
+ *                     (default)
+ *   max_runtime_ms    end the child this long after the sup_spawn call
+ *                     (time queued behind other spawns included); 0 = off
+ *                     (default)
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  "SIGTERM", "TERM" or a number (default SIGTERM)
  *   on_timeout        "interrupt" (default): interrupt signal, SIGKILL after
@@ -288,8 +291,8 @@ SUP_API int sup_abort(sup_proc *p);
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
- * what was dropped from the middle. "duration_ms" runs from spawn to the
- * final result, "at_ms" from spawn. "forced_kill" says SIGKILL was needed.
+ * what was dropped from the middle. "duration_ms" runs from the sup_spawn
+ * call to the final result, "at_ms" from that call too. "forced_kill" says SIGKILL was needed.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
@@ -440,8 +443,9 @@ SUP_API int sup_result_term_signal(sup_proc *p);
  * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
 SUP_API int sup_result_forced_kill(sup_proc *p);
 
-/* Returns the milliseconds from spawn until the result became final, or a
- * negative value (SUP_EINVAL, SUP_EBUSY). Thread-safety: any thread. */
+/* Returns the milliseconds from the sup_spawn call until the result became
+ * final, or a negative value (SUP_EINVAL, SUP_EBUSY).
+ * Thread-safety: any thread. */
 SUP_API double sup_result_duration_ms(sup_proc *p);
 
 /* sup_result_output: the captured bytes of `stream`, exactly as written
@@ -477,7 +481,7 @@ SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
 /* sup_result_signals: the signals sup sent to the child's group, in order
  * (the JSON's "signals_sent"; SIGCONT sent beside an interrupt signal is not
  * listed). Copies up to cap of them into signals[] and at_ms[] (ms since
- * spawn); either array may be NULL (that part is not copied).
+ * the sup_spawn call); either array may be NULL (that part is not copied).
  * Returns how many were sent in all (may exceed cap).
  * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY, SUP_ECHILD.
  * Thread-safety: any thread. */

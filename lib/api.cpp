@@ -86,6 +86,7 @@ void set_nonblocking(int fd) {
 }
 
 int spawn(const char* spec_json, sup_proc** out) {
+  const sup::Nanos called_at = sup::now_ns();
   sup::Spec spec = sup::parse_spec(spec_json);
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
@@ -116,7 +117,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     plan.tty_foreground = true;
   }
 
-  auto proc = std::make_unique<Process>(engine, spec);
+  auto proc = std::make_unique<Process>(engine, spec, called_at);
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));

@@ -80,7 +80,7 @@ class ChildStack {
 
 struct Launched {
   pid_t pid;
-  Nanos started_at;  // taken before the clone: the child may exit before we look again
+  Nanos started_at;  // taken before the clone: where the first idle period starts
   UniqueFd pidfd;
 };
 

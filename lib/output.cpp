@@ -29,11 +29,10 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
 }
 
-void Process::launched(pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
+void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   pid_ = pid;
-  spawned_at_ = spawned_at;
-  last_activity_ = spawned_at;
+  last_activity_ = started_at;
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
   stdin_fd_ = std::move(stdin_fd);

@@ -47,7 +47,7 @@ void clear_readable(int fd) {
 
 }  // namespace
 
-Process::Process(Engine& engine, const Spec& spec)
+Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
       idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
@@ -58,6 +58,7 @@ Process::Process(Engine& engine, const Spec& spec)
       backpressure_bytes_(spec.backpressure_bytes),
       stdin_pipe_(spec.stdin_mode == StdinMode::pipe),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
+      spawned_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {}
 

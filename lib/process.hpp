@@ -89,7 +89,12 @@ class Process {
  public:
   static constexpr uint32_t kMagic = 0x53555052;  // "SUPR"
 
-  Process(Engine& engine, const Spec& spec);
+  // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
+  // duration_ms count from, so that none is late by what comes before the
+  // clone (the hand-off to the spawner, a wait behind another child's slow
+  // chdir). The first idle period starts at the clone instead (launched()):
+  // a child is not silent before it exists.
+  Process(Engine& engine, const Spec& spec, Nanos called_at);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -152,7 +157,7 @@ class Process {
   // ---- Spawner thread -------------------------------------------------
   // The child has exec'd: what is known of it, before the caller has the
   // handle. The loop takes the descriptors over in start().
-  void launched(pid_t pid, Nanos spawned_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
+  void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
                 UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   // The engine's list of launched processes for the loop to start.
   Process* next_start = nullptr;
@@ -261,9 +266,10 @@ class Process {
   const bool stdin_pipe_;
   std::string stdin_data_;
 
+  // The sup_spawn call (the constructor's called_at), immutable.
+  const Nanos spawned_at_;
   // Set by launched(), before the caller has the handle, then immutable.
   pid_t pid_ = 0;
-  Nanos spawned_at_ = 0;
 
   // Loop thread only, from start() on (launched() sets the descriptors
   // first). Null until start(): handle_requests leaves requests latched.

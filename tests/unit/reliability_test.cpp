@@ -323,4 +323,52 @@ TEST(Design, ASlowSpawnStallsNoOtherChild) {
   EXPECT_EQ(sup_result_outcome(chatty.get()), SUP_OUTCOME_EXITED) << "output sat unread while the loop was stalled";
 }
 
+// max_runtime is a cap on the caller's wait: it counts from the sup_spawn
+// call, so 1.2 s queued behind someone else's stalled chdir eats into a 1 s
+// cap instead of moving the deadline to 2.2 s after the call. The first idle
+// period, though, starts at the clone: a 1 s idle timeout does not end a
+// child that was queued as long the moment it exists.
+TEST(Design, MaxRuntimeCountsFromTheCallAndIdleFromTheChild) {
+  SlowMount fs(1.5);
+  if (fs.slow_dir().empty()) GTEST_SKIP() << "no FUSE here (Debian: fuse3, python3-fusepy; root)";
+  std::atomic<bool> slow_done{false};
+  std::thread slow([&] {
+    suptest::Proc p("{\"argv\": [\"pwd\"], \"cwd\": " + suptest::q(fs.slow_dir()) + "}");
+    slow_done = p.rc() == 0 && p.wait();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Queued behind the stalled chdir too, on a thread of its own.
+  int quiet_outcome = -1;
+  std::string quiet_out;
+  std::thread quiet([&] {
+    suptest::Proc p(sh("echo up; sleep 0.2; echo done", "\"idle_timeout_ms\": 1000"));
+    if (p.rc() == 0 && p.wait()) {
+      quiet_outcome = sup_result_outcome(p.get());
+      quiet_out = p.output(SUP_STDOUT);
+    }
+  });
+  double before = suptest::now_ms();
+  suptest::Proc capped("{\"argv\": [\"sleep\", \"30\"], \"max_runtime_ms\": 1000}");
+  ASSERT_EQ(capped.rc(), 0);
+  double returned = suptest::now_ms() - before;
+  EXPECT_GE(returned, 900) << "the spawn was not held up: this proves nothing";
+  ASSERT_TRUE(capped.wait(10000));
+  double elapsed = suptest::now_ms() - before;
+  EXPECT_EQ(sup_result_outcome(capped.get()), SUP_OUTCOME_MAX_RUNTIME);
+  EXPECT_LT(elapsed, returned + 700) << "max_runtime counted from the clone, not from the call";
+  double duration = sup_result_duration_ms(capped.get());
+  EXPECT_GE(duration, returned - 50) << "duration_ms does not count from the call";
+  EXPECT_LE(duration, elapsed);
+  int sig = 0;
+  double at = 0;
+  ASSERT_EQ(sup_result_signals(capped.get(), &sig, &at, 1), 1);
+  EXPECT_EQ(sig, SIGTERM);
+  EXPECT_GE(at, 1000.0) << "at_ms and the deadline count from different instants";
+  slow.join();
+  quiet.join();
+  EXPECT_TRUE(slow_done.load());
+  EXPECT_EQ(quiet_outcome, SUP_OUTCOME_EXITED) << "idled out before the child could speak";
+  EXPECT_EQ(quiet_out, "up\ndone\n");
+}
+
 }  // namespace
