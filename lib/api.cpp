@@ -90,6 +90,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   sup::Spec spec = sup::parse_spec(spec_json);
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
+  engine.prewake_spawner();  // wakes while the pipes are made
 
   sup::SpawnFds fds;
   Pipe out_pipe = make_pipe();
