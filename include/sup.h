@@ -292,7 +292,8 @@ SUP_API int sup_abort(sup_proc *p);
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. "duration_ms" runs from the sup_spawn
- * call to the final result, "at_ms" from that call too. "forced_kill" says SIGKILL was needed.
+ * call to the final result, "at_ms" from that call too. "forced_kill" says
+ * SIGKILL was needed.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).

@@ -2,6 +2,7 @@
 // in libuv's cached millisecond loop time, so that a timeout is never early.
 #pragma once
 
+#include <sched.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -16,6 +17,16 @@ inline Nanos now_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<Nanos>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Waits awake for done(), at most `budget` ns past `from`, yielding the CPU
+// (on one CPU the thread being waited for runs meanwhile). Returns the time
+// it stopped at.
+template <class Done>
+Nanos yield_until(Nanos from, Nanos budget, Done done) noexcept {
+  Nanos now = from;
+  for (const Nanos until = from + budget; now < until && !done(); now = now_ns()) sched_yield();
+  return now;
 }
 
 inline double ns_to_ms(Nanos ns) noexcept { return static_cast<double>(ns) / 1e6; }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -304,9 +303,10 @@ void Engine::prewake_spawner() noexcept {
   // Waking a thread that sleeps on the other CPU took about 25 us on a
   // 2-core VM: started now, that wake-up runs while the caller makes the
   // pipes, and the job then finds the spawner awake, spinning for it.
+  // A busy spawner finds the flag when it next looks for work: at worst it
+  // waits 50 us awake for a job that failed before it was queued.
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!spawner_idle_ || prewake_) return;
     prewake_ = true;
   }
   spawn_cv_.notify_one();
@@ -328,17 +328,14 @@ void Engine::run_spawner() {
   std::optional<ChildStack> stack;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    spawner_idle_ = true;
     spawn_cv_.wait(lock, [this] { return stopping_ || !spawn_queue_.empty() || prewake_; });
-    spawner_idle_ = false;
     if (prewake_ && !stopping_ && spawn_queue_.empty()) {
       // Woken ahead of a job (prewake_spawner): wait for it awake, briefly.
       prewake_ = false;
       unsigned seen = posted_.load(std::memory_order_acquire);
       lock.unlock();
       constexpr Nanos kPrewakeSpin = 50'000;
-      for (Nanos until = now_ns() + kPrewakeSpin; now_ns() < until && posted_.load(std::memory_order_acquire) == seen;)
-        sched_yield();
+      yield_until(now_ns(), kPrewakeSpin, [&] { return posted_.load(std::memory_order_acquire) != seen; });
       lock.lock();
       continue;
     }

@@ -41,8 +41,9 @@ class Engine {
   // Blocks the caller until the child has exec'd or failed, not until the
   // loop has it (Process::start). Throws LaunchError.
   void spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds);
-  // Tells an idle spawner a job is coming: it wakes now and waits for the
-  // job awake (up to 50 us) instead of being woken by spawn(). Any thread.
+  // Tells the spawner a job is coming: an idle one wakes now and waits for
+  // the job awake (up to 50 us) instead of being woken by spawn(). Any
+  // thread.
   void prewake_spawner() noexcept;
 
   // Queues proc for Process::handle_requests on the loop. Lock-free and
@@ -107,8 +108,7 @@ class Engine {
   Process* starts_ = nullptr;           // cloned, for the loop to start (newest first, through next_start)
   std::vector<Process*> disposals_;
   bool stopping_ = false;
-  bool spawner_idle_ = false;   // the spawner waits on spawn_cv_
-  bool prewake_ = false;        // a job is coming (prewake_spawner)
+  bool prewake_ = false;  // a job is coming (prewake_spawner)
   std::atomic<unsigned> posted_{0};  // jobs queued so far: what a woken spawner spins on
 
   // Loop thread only.

@@ -121,8 +121,7 @@ int Process::wait_leader_exit(int timeout_ms) {
   // process left holds the pipes; then, after this short spin, the
   // condition variable. Yielding, not busy: on one CPU the loop thread runs.
   constexpr Nanos kSpin = 50'000;
-  if (rc > 0)
-    for (const Nanos until = now + kSpin; now < until && !is_final() && !released(); now = now_ns()) sched_yield();
+  if (rc > 0) now = yield_until(now, kSpin, [this] { return is_final() || released(); });
   if (timeout_ms < 0) return -1;
   const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
   // Rounded up: the condition variable's wait must not end before the
