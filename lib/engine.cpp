@@ -267,9 +267,17 @@ void Engine::program_timer() {
   Nanos next = deadlines_.empty() ? 0 : deadlines_.begin()->first;
   if (next == timer_armed_for_) return;
   timer_armed_for_ = next;
-  // An absolute monotonic time in nanoseconds: never early, never rounded.
-  // Zero disarms.
-  raise_timer(timer_fd_.get(), next);
+  // An absolute monotonic time in nanoseconds: never rounded. Zero disarms.
+  // A deadline further off than kTimerLead is reached in two steps: a
+  // wake-up kTimerLead early, then (on_timer, nothing due yet) the deadline
+  // itself. A thread woken from a long sleep pays the CPU's deepest idle
+  // exit: 90-110 us on a 2-core VM, against about 20 us from a sleep of
+  // 100 us; the early wake-up takes the slow exit and acts on nothing.
+  // Nothing is ever done before its deadline.
+  constexpr Nanos kTimerLead = 100'000;
+  Nanos fire_at = next;
+  if (next != 0 && next - now_ns() > kTimerLead) fire_at = next - kTimerLead;
+  raise_timer(timer_fd_.get(), fire_at);
 }
 
 void Engine::on_timer() {
@@ -283,7 +291,9 @@ void Engine::on_timer() {
     p->deadline_at = 0;
     due.push_back(p);
   }
-  timer_armed_for_ = -1;  // the expiry disarmed it
+  // The expiry disarmed it; after an early wake-up (nothing due) it is
+  // armed again, for the deadline itself.
+  timer_armed_for_ = -1;
   for (Process* p : due) p->on_deadline();
   program_timer();
 }
