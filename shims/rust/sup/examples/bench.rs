@@ -8,7 +8,9 @@
 //! Rows: spawn + wait of /bin/true (stdin /dev/null, stdout and stderr
 //! captured), and a child that prints a line then falls silent, ended 200 ms
 //! later with its partial output: the time past 200 ms until the caller has
-//! the result. Prints a Markdown table.
+//! the result. The like-for-like rows end it by `max_runtime`, which counts
+//! from the call as the baselines' deadlines do; the `idle_timeout` rows
+//! count from the child's last output byte instead. Prints a Markdown table.
 use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -104,6 +106,15 @@ fn sup_silent() -> f64 {
     (t.elapsed().saturating_sub(TIMEOUT)).as_secs_f64()
 }
 
+/// The same child ended by a deadline counted from the call, as the
+/// baselines count theirs.
+fn sup_silent_max() -> f64 {
+    let t = Instant::now();
+    let out = sup::Command::new("/bin/sh").args(&SILENT[..2]).max_runtime(TIMEOUT).run().unwrap();
+    assert_eq!((out.outcome, out.stdout.as_slice()), (sup::Outcome::MaxRuntime, &b"partial\n"[..]));
+    (t.elapsed().saturating_sub(TIMEOUT)).as_secs_f64()
+}
+
 #[cfg(feature = "tokio")]
 mod tk {
     use super::*;
@@ -159,12 +170,19 @@ mod tk {
         })
     }
 
-    pub fn sup_silent_async(rt: &tokio::runtime::Runtime) -> f64 {
+    pub fn sup_silent_async(rt: &tokio::runtime::Runtime, max_runtime: bool) -> f64 {
         rt.block_on(async {
             let t = Instant::now();
-            let child = sup::Command::new("/bin/sh").args(&SILENT[..2]).idle_timeout(TIMEOUT).spawn().unwrap();
-            let out = child.wait_async().await.unwrap();
-            assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
+            let mut cmd = sup::Command::new("/bin/sh");
+            cmd.args(&SILENT[..2]);
+            if max_runtime {
+                cmd.max_runtime(TIMEOUT);
+            } else {
+                cmd.idle_timeout(TIMEOUT);
+            }
+            let out = cmd.spawn().unwrap().wait_async().await.unwrap();
+            let want = if max_runtime { sup::Outcome::MaxRuntime } else { sup::Outcome::IdleTimeout };
+            assert_eq!((out.outcome, out.stdout.as_slice()), (want, &b"partial\n"[..]));
             (t.elapsed().saturating_sub(TIMEOUT)).as_secs_f64()
         })
     }
@@ -193,13 +211,19 @@ fn main() {
         rows.push(row("the same, on a current-thread tokio runtime", "`tokio::process::Command::output().await`", &xs,
             "`spawn()?.wait_async().await`", &ys, &format!("{n_spawn} per side, alternating batches of 10")));
     }
+    let (xs, ys) = alternate(n_silent, 1, std_silent, sup_silent_max);
+    rows.push(row("silent child, 200 ms deadline from the call: time past 200 ms until the partial output is back", "`try_wait` every 1 ms, `kill()` + `wait()`, reader thread", &xs,
+        "`max_runtime(200ms).run()`", &ys, &format!("{n_silent} per side, alternating; child `sh -c 'echo partial; exec sleep 100'`")));
     let (xs, ys) = alternate(n_silent, 1, std_silent, sup_silent);
-    rows.push(row("silent child, 200 ms timeout: time past 200 ms until the partial output is back", "`try_wait` every 1 ms, `kill()` + `wait()`, reader thread", &xs,
-        "`idle_timeout(200ms).run()`", &ys, &format!("{n_silent} per side, alternating; child `sh -c 'echo partial; exec sleep 100'`")));
+    rows.push(row("the same, sup's idle timeout instead (its clock starts at the child's last output, not the call)", "(as above)", &xs,
+        "`idle_timeout(200ms).run()`", &ys, &format!("{n_silent} per side, alternating")));
     #[cfg(feature = "tokio")]
     {
-        let (xs, ys) = alternate(n_silent, 1, || tk::tokio_silent(&rt), || tk::sup_silent_async(&rt));
-        rows.push(row("the same, tokio", "`time::timeout(200ms, child.wait())`, `start_kill()` + `wait()`", &xs,
+        let (xs, ys) = alternate(n_silent, 1, || tk::tokio_silent(&rt), || tk::sup_silent_async(&rt, true));
+        rows.push(row("the same deadline from the call, tokio", "`time::timeout(200ms, child.wait())`, `start_kill()` + `wait()`", &xs,
+            "`max_runtime(200ms)`, `wait_async().await`", &ys, &format!("{n_silent} per side, alternating")));
+        let (xs, ys) = alternate(n_silent, 1, || tk::tokio_silent(&rt), || tk::sup_silent_async(&rt, false));
+        rows.push(row("the same with sup's idle timeout, tokio", "(as above)", &xs,
             "`idle_timeout(200ms)`, `wait_async().await`", &ys, &format!("{n_silent} per side, alternating")));
     }
     println!("- libsup {}, release build; load average (1 min) before / after: {} / {}; the run took {:.0} s",
