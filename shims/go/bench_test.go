@@ -17,7 +17,10 @@ import (
 )
 
 // The benchmarks compare sup with os/exec on the same work:
-//   - spawn /bin/true and wait for it;
+//   - spawn /bin/true and wait for it, both streams captured on both sides
+//     (sup always captures; os/exec with a bytes.Buffer for each, as
+//     cmd.Output and CombinedOutput do); and once against os/exec leaving
+//     both on /dev/null, the cheapest os/exec can be;
 //   - the same with a 2 GiB live Go heap;
 //   - time out a child that printed a line and then fell silent, 200 ms
 //     after the start, and get that partial output. sup uses MaxRuntime (a
@@ -41,6 +44,14 @@ func supTrue() error {
 }
 
 func execTrue() error { return exec.Command("/bin/true").Run() }
+
+// execTrueCaptured does sup's work: both streams through pipes into buffers.
+func execTrueCaptured() error {
+	var out, errOut bytes.Buffer
+	c := exec.Command("/bin/true")
+	c.Stdout, c.Stderr = &out, &errOut
+	return c.Run()
+}
 
 func supTimeout() error {
 	c := sup.Command("sh", "-c", silentScript)
@@ -92,6 +103,7 @@ func bench(b *testing.B, f func() error) {
 
 func BenchmarkSpawnTrue(b *testing.B) {
 	b.Run("sup", func(b *testing.B) { bench(b, supTrue) })
+	b.Run("os-exec-captured", func(b *testing.B) { bench(b, execTrueCaptured) })
 	b.Run("os-exec", func(b *testing.B) { bench(b, execTrue) })
 }
 
@@ -99,7 +111,7 @@ func BenchmarkSpawnTrueHeap2GiB(b *testing.B) {
 	heap := bigHeap()
 	b.ResetTimer()
 	b.Run("sup", func(b *testing.B) { bench(b, supTrue) })
-	b.Run("os-exec", func(b *testing.B) { bench(b, execTrue) })
+	b.Run("os-exec-captured", func(b *testing.B) { bench(b, execTrueCaptured) })
 	runtime.KeepAlive(heap)
 }
 
@@ -173,9 +185,10 @@ func TestBenchReport(t *testing.T) {
 		t.Skip("set SUP_GO_BENCH_OUT (shims/go/bench.sh)")
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	rows := []row{sample(t, "spawn+wait /bin/true", 400, supTrue, execTrue)}
+	rows := []row{sample(t, "spawn+wait /bin/true, both streams captured", 400, supTrue, execTrueCaptured)}
+	rows = append(rows, sample(t, "the same; os/exec leaving stdout and stderr on /dev/null", 400, supTrue, execTrue))
 	heap := bigHeap()
-	rows = append(rows, sample(t, "spawn+wait /bin/true, 2 GiB live heap", 400, supTrue, execTrue))
+	rows = append(rows, sample(t, "spawn+wait /bin/true, both streams captured, 2 GiB live heap", 400, supTrue, execTrueCaptured))
 	runtime.KeepAlive(heap)
 	heap = nil
 	runtime.GC()
@@ -198,7 +211,7 @@ func TestBenchReport(t *testing.T) {
 		}
 		t.Logf("%s: sup p50 %v p99 %v, os/exec p50 %v p99 %v", r.name, s50, s99, e50, e99)
 	}
-	fmt.Fprintf(&b, "\nEach sample is one whole run, from Start to the result in hand, timed in the test process; sup and os/exec alternate sample by sample (which one goes first alternates too), so both see the same machine. Ratios are sup / os/exec: below 1 sup is faster. sup's run includes capturing both streams through pipes, the library's spawner thread handing the child over, the netpoller wait on a duplicate of sup_fd, building the Result (both streams' bytes, rusage, the result JSON) and releasing the handle; os/exec's spawn+wait leaves stdout and stderr on /dev/null and does none of that, so at spawn sup pays for its extra work and the hop to its spawner thread. With a 2 GiB heap both stay flat (Go's os/exec and libsup both clone with CLONE_VM|CLONE_VFORK). In the timeout rows sup's MaxRuntime and os/exec's context deadline both count 200 ms from the start; the first os/exec row is the best setup a careful user writes (own process group, Cancel killing the group), so both end at the deadline and the difference is overhead; the second is exec.CommandContext as usually written: it kills only sh, the sleeping grandchild keeps the pipe open, and Wait returns only after WaitDelay (100 ms here; without WaitDelay it would block for the grandchild's whole 10 s), while sup ends the whole group at the deadline. The load averages above tell how quiet the machine was; the p99 column shows noise most.")
+	fmt.Fprintf(&b, "\nEach sample is one whole run, from Start to the result in hand, timed in the test process; sup and os/exec alternate sample by sample (which one goes first alternates too), so both see the same machine. Ratios are sup / os/exec: below 1 sup is faster. sup's run includes capturing both streams through pipes, the library's spawner thread handing the child over, the netpoller wait on a duplicate of sup_fd, building the Result (both streams' bytes, rusage, the result JSON) and releasing the handle. The like-for-like os/exec run captures both streams too, into a bytes.Buffer each (pipes, and a goroutine copying each); the second row leaves them on /dev/null, the cheapest os/exec run there is, which does none of that work. With a 2 GiB heap both stay flat (Go's os/exec and libsup both clone with CLONE_VM|CLONE_VFORK). In the timeout rows sup's MaxRuntime and os/exec's context deadline both count 200 ms from the start; the first os/exec row is the best setup a careful user writes (own process group, Cancel killing the group), so both end at the deadline and the difference is overhead; the second is exec.CommandContext as usually written: it kills only sh, the sleeping grandchild keeps the pipe open, and Wait returns only after WaitDelay (100 ms here; without WaitDelay it would block for the grandchild's whole 10 s), while sup ends the whole group at the deadline. The load averages above tell how quiet the machine was; the p99 column shows noise most.")
 	if len(loses) > 0 {
 		fmt.Fprintf(&b, " Where sup loses at p50 in this run: %s.", strings.Join(loses, "; "))
 	} else {
