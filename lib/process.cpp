@@ -25,6 +25,10 @@ bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
     cv.wait(lock, pred);
     return true;
   }
+  // A zero timeout is a check, not a wait: a timed wait whose time has
+  // already passed still sleeps in futex for the thread's timer slack
+  // (50 us by default), which made every sup_poll(p, 0) take 50 us.
+  if (timeout_ms == 0) return pred();
   return cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), pred);
 }
 
