@@ -126,7 +126,7 @@ void Process::adopt_caller_signals() {
     // loop has seen the exit since. Recorded as sent, it was sent.
     cause_ = std::max(cause_, Cause::aborted);
     lift_backpressure();
-    signals_sent_.push_back({SIGKILL, kill_at - spawned_at_});
+    signals_sent_.push_back({SIGKILL, kill_at - called_at_});
     group_killed(now_ns());
   }
 }
@@ -138,7 +138,7 @@ void Process::adopt_caller_interrupt(Nanos at) {
   // adopt_caller_signals: the outcome is the interrupt's.
   cause_ = std::max(cause_, Cause::interrupted);
   lift_backpressure();
-  signals_sent_.push_back({interrupt_signal_, at - spawned_at_});
+  signals_sent_.push_back({interrupt_signal_, at - called_at_});
   if (escalation_ == Escalation::none) {
     escalation_ = Escalation::interrupt_sent;
     kill_at_ = at + grace_;
@@ -230,7 +230,7 @@ void Process::on_deadline() {
     }
     if (cause_ == Cause::none) {
       bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
-      bool too_long = max_runtime_ > 0 && now - spawned_at_ >= max_runtime_;
+      bool too_long = max_runtime_ > 0 && now - called_at_ >= max_runtime_;
       if (idle || too_long) {
         timeout_kind_ = idle ? TimeoutKind::idle : TimeoutKind::max_runtime;
         timed_out();
@@ -261,7 +261,7 @@ void Process::arm_deadline() {
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
     if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);
-    if (max_runtime_ > 0) next = std::min(next, spawned_at_ + max_runtime_);
+    if (max_runtime_ > 0) next = std::min(next, called_at_ + max_runtime_);
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
@@ -313,7 +313,7 @@ void Process::signal_group(int sig, Nanos now, bool record) {
   // unless the host reaped it.
   if (status_lost_) return;
   kill(-pid_, sig);
-  if (record) signals_sent_.push_back({sig, now - spawned_at_});
+  if (record) signals_sent_.push_back({sig, now - called_at_});
 }
 
 void Process::hand_back_terminal() {

@@ -62,7 +62,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       backpressure_bytes_(spec.backpressure_bytes),
       stdin_pipe_(spec.stdin_mode == StdinMode::pipe),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
-      spawned_at_(called_at),
+      called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {}
 

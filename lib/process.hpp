@@ -266,8 +266,8 @@ class Process {
   const bool stdin_pipe_;
   std::string stdin_data_;
 
-  // The sup_spawn call (the constructor's called_at), immutable.
-  const Nanos spawned_at_;
+  // When sup_spawn was called (the constructor's argument), immutable.
+  const Nanos called_at_;
   // Set by launched(), before the caller has the handle, then immutable.
   pid_t pid_ = 0;
 

@@ -71,7 +71,7 @@ void Process::finish() {
   else
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
-  r.duration = now - spawned_at_;
+  r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
   // The caller is waiting for this: publish first, tear down after. The
