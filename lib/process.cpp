@@ -259,9 +259,13 @@ void Process::release() {
   }
   {
     // Final, and the main process reaped (just after the result was
-    // published): no zombie outlives the handle.
+    // published): no zombie outlives the handle. The reap is microseconds
+    // behind the result, so it is waited for awake first: a sleep here cost
+    // a second wake-up in series after the one that brought the result.
+    constexpr Nanos kSpin = 50'000;
+    yield_until(now_ns(), kSpin, [this] { return reaped_.load(std::memory_order_acquire); });
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return reaped_; });
+    changed_.wait(lock, [this] { return reaped_.load(std::memory_order_relaxed); });
   }
   // Calls still inside (woken above, or about to notice released_) leave
   // within microseconds; none can begin any more.

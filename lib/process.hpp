@@ -316,7 +316,9 @@ class Process {
   static constexpr Nanos kLatchClosed = -1;
   std::atomic<Nanos> interrupt_latch_{0};
   std::atomic<bool> published_{false};
-  bool reaped_ = false;  // under mu_: set by finish() after the reap
+  // Set by finish() after the reap, under mu_ so that a waiter on changed_
+  // cannot miss it; read without the lock by sup_release's short spin.
+  std::atomic<bool> reaped_{false};
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then

@@ -84,7 +84,7 @@ void Process::finish() {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reaped_ = true;
+    reaped_.store(true, std::memory_order_release);
   }
   changed_.notify_all();  // a releasing thread; no system call without one
 
