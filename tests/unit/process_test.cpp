@@ -77,8 +77,13 @@ TEST(Start, ChildRunsInItsOwnProcessGroup) {
 }
 
 TEST(Start, CleanSignalStateAndOnlyStdio) {
-  // A host that ignores SIGPIPE and leaks an fd without O_CLOEXEC.
+  // A host that ignores SIGPIPE, a real-time signal and the last one (the
+  // child resets what /proc/self/stat lists, down to bit 63), catches
+  // SIGUSR1, and leaks an fd without O_CLOEXEC.
   auto old_pipe = signal(SIGPIPE, SIG_IGN);
+  auto old_rt = signal(SIGRTMIN + 5, SIG_IGN);
+  auto old_max = signal(SIGRTMAX, SIG_IGN);
+  auto old_usr1 = signal(SIGUSR1, [](int) {});
   int leaked = dup2(open("/dev/null", O_RDONLY), 57);
   ASSERT_EQ(leaked, 57);
   sigset_t block, old_mask;
@@ -94,10 +99,14 @@ TEST(Start, CleanSignalStateAndOnlyStdio) {
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   close(leaked);
   signal(SIGPIPE, old_pipe);
+  signal(SIGRTMIN + 5, old_rt);
+  signal(SIGRTMAX, old_max);
+  signal(SIGUSR1, old_usr1);
 
   std::string status = p.output(SUP_STDOUT);
   EXPECT_NE(status.find("SigBlk:\t0000000000000000"), std::string::npos) << status;
   EXPECT_NE(status.find("SigIgn:\t0000000000000000"), std::string::npos) << status;
+  EXPECT_NE(status.find("SigCgt:\t0000000000000000"), std::string::npos) << status;
   // ls lists 0, 1, 2 and the descriptor of the directory it is reading.
   EXPECT_EQ(fds.output(SUP_STDOUT), "0\n1\n2\n3\n");
 }
