@@ -254,7 +254,11 @@ SUP_API int sup_abort(sup_proc* p) {
   Call proc(p);
   if (!proc) return proc.rc();
   if (proc->is_final()) return 1;
-  proc->kill_from_caller();
+  // The kill is sent from here; the loop needs no wake-up to learn of it:
+  // it adopts it when it sees the main process exit (or sooner, whenever it
+  // looks at the process). Waking it anyway cost this thread a wake-up
+  // across CPUs and put the loop on a CPU beside the dying child.
+  if (proc->kill_from_caller()) return proc->is_final() ? 1 : 0;
   return proc->request(sup::kAbort);
 }
 

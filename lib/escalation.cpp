@@ -70,8 +70,9 @@ bool Process::enter_caller_window() noexcept {
 
 void Process::leave_caller_window() noexcept { caller_kills_.fetch_sub(1, std::memory_order_acq_rel); }
 
-void Process::kill_from_caller() noexcept {
+bool Process::kill_from_caller() noexcept {
   int saved_errno = errno;  // a signal handler's caller keeps its errno
+  bool on_record = false;
   if (enter_caller_window()) {
     // No interrupt after the kill: a caller still on its way is turned back.
     // Closed before the kill's time is taken, so that an interrupt that got
@@ -81,9 +82,11 @@ void Process::kill_from_caller() noexcept {
     // Two callers racing send one kill.
     Nanos none = 0;
     if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) kill(-pid_, SIGKILL);
+    on_record = true;
   }
   leave_caller_window();
   errno = saved_errno;
+  return on_record;
 }
 
 void Process::interrupt_from_caller() noexcept {
