@@ -116,9 +116,9 @@ class Process {
   // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when
-  // a caller's kill is on record (this one's or another's): the loop adopts
-  // it whenever it next looks at the process, at the latest when it sees
-  // the main process exit.
+  // it found the main process running and a caller's kill is now on record
+  // (this call's, or one racing it): the loop adopts it whenever it next
+  // looks at the process, at the latest when it sees the main process exit.
   bool kill_from_caller() noexcept;
   // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
   // group from the caller's thread while the main process runs, unless the

@@ -77,9 +77,10 @@ TEST(Start, ChildRunsInItsOwnProcessGroup) {
 }
 
 TEST(Start, CleanSignalStateAndOnlyStdio) {
-  // A host that ignores SIGPIPE, a real-time signal and the last one (the
-  // child resets what /proc/self/stat lists, down to bit 63), catches
-  // SIGUSR1, and leaks an fd without O_CLOEXEC.
+  // A host that ignores SIGPIPE, a real-time signal and the last one (a
+  // child that reset only what /proc/self/stat lists would keep these two:
+  // that file shows signals 1-31 only), catches SIGUSR1, and leaks an fd
+  // without O_CLOEXEC.
   auto old_pipe = signal(SIGPIPE, SIG_IGN);
   auto old_rt = signal(SIGRTMIN + 5, SIG_IGN);
   auto old_max = signal(SIGRTMAX, SIG_IGN);
