@@ -44,6 +44,12 @@ void set_readable(int fd) {
   (void)!write(fd, &one, sizeof one);
 }
 
+// How long an API thread waits awake for the loop's next step when that
+// step is microseconds away (the result after the exit, the reap after the
+// result), before it sleeps on the condition variable: a sleep there costs
+// a second wake-up in series. Yielding, not busy: on one CPU the loop runs.
+constexpr Nanos kAwakeWait = 50'000;
+
 void clear_readable(int fd) {
   uint64_t count;
   (void)!read(fd, &count, sizeof count);
@@ -122,10 +128,9 @@ int Process::wait_leader_exit(int timeout_ms) {
   close(fd);
   Nanos now = now_ns();
   // Exited: the result is microseconds away, unless something the main
-  // process left holds the pipes; then, after this short spin, the
-  // condition variable. Yielding, not busy: on one CPU the loop thread runs.
-  constexpr Nanos kSpin = 50'000;
-  if (rc > 0) now = yield_until(now, kSpin, [this] { return is_final() || released(); });
+  // process left holds the pipes; then, after kAwakeWait, the condition
+  // variable.
+  if (rc > 0) now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
   if (timeout_ms < 0) return -1;
   const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
   // Rounded up: the condition variable's wait must not end before the
@@ -260,10 +265,8 @@ void Process::release() {
   {
     // Final, and the main process reaped (just after the result was
     // published): no zombie outlives the handle. The reap is microseconds
-    // behind the result, so it is waited for awake first: a sleep here cost
-    // a second wake-up in series after the one that brought the result.
-    constexpr Nanos kSpin = 50'000;
-    yield_until(now_ns(), kSpin, [this] { return reaped_.load(std::memory_order_acquire); });
+    // behind the result, so it is waited for awake first (kAwakeWait).
+    yield_until(now_ns(), kAwakeWait, [this] { return reaped_.load(std::memory_order_acquire); });
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [this] { return reaped_.load(std::memory_order_relaxed); });
   }

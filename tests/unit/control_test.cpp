@@ -89,6 +89,14 @@ TEST(Abort, IsPrompt) {
   EXPECT_EQ(r.str("term_signal"), "SIGKILL");
   EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
   EXPECT_EQ(p.output(SUP_STDOUT), "ready\n");
+  // The kill went out from sup_abort's thread without waking the loop, which
+  // took it as its own when it saw the exit: recorded once, at its time.
+  const cJSON* sent = r.get("signals_sent");
+  ASSERT_EQ(cJSON_GetArraySize(sent), 1);
+  EXPECT_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "signal")->valuestring, "SIGKILL");
+  double kill_at = cJSON_GetObjectItem(cJSON_GetArrayItem(sent, 0), "at_ms")->valuedouble;
+  EXPECT_GT(kill_at, 0.0);
+  EXPECT_LE(kill_at, r.num("duration_ms"));
 }
 
 // Spawns /bin/true 300 times and ends each at another point of its short
