@@ -6,10 +6,11 @@
 
 namespace sup {
 
-Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes)
+Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow)
     : head_limit_(limit_bytes / 2),
       tail_limit_(limit_bytes - limit_bytes / 2),
-      ring_limit_(std::max(tail_limit_, retain_bytes)) {}
+      ring_limit_(std::max(tail_limit_, retain_bytes)),
+      grow_(grow) {}
 
 namespace {
 
@@ -21,41 +22,64 @@ constexpr uint64_t kMaxReserve = 64u << 20;
 
 }  // namespace
 
-void Capture::reserve(size_t need) {
-  if (need <= cap_) return;
+bool Capture::reserve(size_t need) noexcept {
+  if (need <= cap_) return true;
   const size_t whole = static_cast<size_t>(head_limit_ + ring_limit_);
   size_t want = std::max({need, cap_ * 2, size_t{256}});
   if (need > kGrowInPlaceAfter) want = std::max(want, static_cast<size_t>(std::min<uint64_t>(whole, kMaxReserve)));
   want = std::min(want, whole);
-  void* grown = std::realloc(buf_.get(), want);
-  if (grown == nullptr) throw std::bad_alloc();
+  void* grown = grow_(buf_.get(), want);
+  // Refused (strict overcommit, RLIMIT_AS): the exact need may still fit.
+  if (grown == nullptr && want > need) grown = grow_(buf_.get(), want = need);
+  if (grown == nullptr) return false;
   (void)buf_.release();
   buf_.reset(static_cast<char*>(grown));
   cap_ = want;
+  return true;
 }
 
-void Capture::append(const char* data, size_t len) {
+bool Capture::shrink_ring_to_capacity() noexcept {
+  // The head is full here, so buf_ holds at least head_limit_ bytes.
+  const uint64_t room = cap_ - head_limit_;
+  if (room == 0) return false;
+  ring_limit_ = std::min(ring_limit_, room);
+  tail_limit_ = std::min(tail_limit_, ring_limit_);
+  return true;
+}
+
+void Capture::append(const char* data, size_t len) noexcept {
   if (flattened() || len == 0) return;  // final: nothing more arrives
   total_ += len;
   if (head_len_ < head_limit_) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, head_limit_ - head_len_));
-    reserve(head_len_ + n);
-    std::memcpy(buf_.get() + head_len_, data, n);
-    head_len_ += n;
-    data += n;
-    len -= n;
+    if (reserve(head_len_ + n)) {
+      std::memcpy(buf_.get() + head_len_, data, n);
+      head_len_ += n;
+      data += n;
+      len -= n;
+    } else {
+      // Its bytes must run from offset 0 without a gap, so the head ends
+      // here. The newest bytes (a child's last words) matter more than the
+      // middle: the second half of what it holds becomes room for the ring,
+      // which starts right after it.
+      head_len_ /= 2;
+      head_limit_ = head_len_;
+    }
   }
   if (len > 0) append_tail(data, len);
 }
 
-void Capture::append_tail(const char* data, size_t len) {
+void Capture::append_tail(const char* data, size_t len) noexcept {
   // Here the head is full: the ring starts right after it.
   if (ring_limit_ == 0) return;
   if (len >= ring_limit_) {
     // Only the newest ring_limit_ bytes of this chunk survive.
+    if (!reserve(static_cast<size_t>(head_limit_ + ring_limit_))) {
+      if (shrink_ring_to_capacity()) append_tail(data, len);
+      return;
+    }
     data += len - ring_limit_;
     len = static_cast<size_t>(ring_limit_);
-    reserve(static_cast<size_t>(head_limit_) + len);
     std::memcpy(ring(), data, len);
     ring_size_ = len;
     tail_start_ = 0;
@@ -65,7 +89,10 @@ void Capture::append_tail(const char* data, size_t len) {
   if (ring_size_ < ring_limit_) {
     // Still growing: the ring has not wrapped, tail_start_ is 0.
     size_t n = std::min(static_cast<size_t>(ring_limit_) - ring_size_, len);
-    reserve(static_cast<size_t>(head_limit_) + ring_size_ + n);
+    if (!reserve(static_cast<size_t>(head_limit_) + ring_size_ + n)) {
+      if (shrink_ring_to_capacity()) append_tail(data, len);
+      return;
+    }
     std::memcpy(ring() + ring_size_, data, n);
     ring_size_ += n;
     tail_len_ += n;

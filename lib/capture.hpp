@@ -24,12 +24,20 @@ using MallocBuffer = std::unique_ptr<char, FreeDeleter>;
 
 class Capture {
  public:
-  Capture(uint64_t limit_bytes, uint64_t retain_bytes);
+  // How the buffer grows: std::realloc, or a test's stand-in.
+  using Realloc = void* (*)(void*, size_t);
+
+  Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow = &std::realloc);
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
 
-  // Throws std::bad_alloc.
-  void append(const char* data, size_t len);
+  // Runs on the loop thread, where nothing may throw. When the buffer cannot
+  // grow (the host is out of memory), the head ends, giving the second half
+  // of its bytes up as room for the newest ones, and the ring keeps wrapping
+  // within what the buffer already holds (if that is nothing, the bytes are
+  // dropped and it tries to grow again next time). What is not kept counts
+  // as omitted; every byte is still counted.
+  void append(const char* data, size_t len) noexcept;
 
   uint64_t total() const noexcept { return total_; }
   uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
@@ -73,10 +81,14 @@ class Capture {
   std::string kept() const;
 
  private:
-  void append_tail(const char* data, size_t len);
+  void append_tail(const char* data, size_t len) noexcept;
   // Room for `need` bytes of buf_: doubling while small, then the whole
-  // limit at once (untouched pages cost nothing), doubling past 64 MiB.
-  void reserve(size_t need);
+  // limit at once (untouched pages cost nothing), doubling past 64 MiB; if
+  // that much is refused, `need` alone. False if even that is refused.
+  bool reserve(size_t need) noexcept;
+  // Out of memory in the ring: its limit becomes what buf_ holds after the
+  // head. False if that is nothing.
+  bool shrink_ring_to_capacity() noexcept;
   char* ring() const noexcept { return buf_.get() + head_limit_; }
   bool flattened() const noexcept { return stage_ != Stage::collecting; }
   const char* flat_data() const noexcept { return stage_ == Stage::returned ? returned_.data() : buf_.get(); }
@@ -84,9 +96,11 @@ class Capture {
     return flattened() ? flat_size_ - flat_head_ : static_cast<size_t>(std::min<uint64_t>(tail_len_, tail_limit_));
   }
 
+  // Lowered only when the buffer cannot grow (append).
   uint64_t head_limit_;
   uint64_t tail_limit_;
   uint64_t ring_limit_;
+  Realloc grow_;
   // One buffer: the head at [0, head_len_), then, once the head is full,
   // the ring at [head_limit_, head_limit_ + ring_size_), which grows up to
   // ring_limit_ and then wraps: tail_start_ is its oldest byte.

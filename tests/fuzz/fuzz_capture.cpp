@@ -8,7 +8,9 @@
 //           plus (bits 2-7) * 7 (a live reader holding back more of the tail)
 //   [3]     read_at buffer size: 0 means 64 KiB, else 1..255
 //   [4]     low 4 bits: number of chunk sizes that follow (0..15);
-//           bit 4: flatten() before the second round of checks
+//           bit 4: flatten() before the second round of checks;
+//           bits 5-7: 0, or a memory budget of (bits 5-7) * 700 - 600 bytes
+//           the buffer may not grow past (the host out of memory)
 //   [5..]   the chunk sizes, one byte each (clamped to what is left)
 //   rest    the stream's bytes; what the chunk sizes leave is appended last
 #include <cjson/cJSON.h>
@@ -213,6 +215,10 @@ void check_json(sup::Capture& c, const std::string& stream, size_t head) {
   cJSON_Delete(root);
 }
 
+size_t g_budget = SIZE_MAX;
+
+void* realloc_within_budget(void* p, size_t n) { return n <= g_budget ? std::realloc(p, n) : nullptr; }
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -231,11 +237,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t cap = hdr[3] == 0 ? 65536 : hdr[3];
   const size_t nchunks = hdr[4] & 15;
   const bool flatten = (hdr[4] & 16) != 0;
+  const bool starved = (hdr[4] >> 5) != 0;
+  g_budget = starved ? (hdr[4] >> 5) * 700u - 600u : SIZE_MAX;
   std::vector<size_t> chunks;
   for (size_t i = 0; i < nchunks && at < size; ++i) chunks.push_back(data[at++]);
   const std::string stream(reinterpret_cast<const char*>(data) + at, size - at);
 
-  sup::Capture c(limit, retain);
+  sup::Capture c(limit, retain, realloc_within_budget);
   size_t fed = 0;
   for (size_t len : chunks) {
     len = std::min(len, stream.size() - fed);
@@ -245,10 +253,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.append(stream.data() + fed, stream.size() - fed);
 
   const uint64_t total = stream.size();
-  const size_t head = static_cast<size_t>(std::min<uint64_t>(total, limit / 2));
-  const size_t tail = static_cast<size_t>(std::min<uint64_t>(total - head, tail_limit));
-  const uint64_t ring_limit = std::max(tail_limit, retain);
-  const size_t ring = static_cast<size_t>(std::min<uint64_t>(total - head, ring_limit));
+  size_t head = static_cast<size_t>(std::min<uint64_t>(total, limit / 2));
+  size_t tail = static_cast<size_t>(std::min<uint64_t>(total - head, tail_limit));
+  uint64_t ring_limit = std::max(tail_limit, retain);
+  size_t ring = static_cast<size_t>(std::min<uint64_t>(total - head, ring_limit));
+  if (starved) {
+    // Out of memory: less may be kept, never more, and what is kept is a
+    // head from offset 0 and the newest bytes. The live ring's size is what
+    // a read from the end of the head gives.
+    CHECK(c.head_size() <= head && c.kept_size() <= g_budget);
+    head = c.head_size();
+    CHECK(c.kept_size() - head <= std::min<uint64_t>(total - head, tail_limit));
+    tail = c.kept_size() - head;
+    std::vector<char> all(total + 1);
+    uint64_t pos = head;
+    const size_t live = c.read_at(&pos, all.data(), all.size());
+    CHECK(live <= std::min<uint64_t>(total - head, ring_limit) && live >= tail);
+    ring = live;
+  }
 
   CHECK(c.total() == total);
   CHECK(c.head_size() == head);
@@ -264,7 +286,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (flatten) {
     c.flatten();
-    if (ring_limit == tail_limit) {
+    if (starved && c.flat()) {
+      CHECK(*c.flat() == kept);  // the ring may have shrunk to the result's tail
+    } else if (ring_limit == tail_limit) {
       CHECK(c.flat());
       CHECK(*c.flat() == kept);
     } else {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "capture.hpp"
@@ -188,6 +189,135 @@ TEST(Capture, NoFlattenWhileAReaderNeedsMoreThanTheResult) {
   uint64_t pos = 100;
   char buf[1000];
   EXPECT_EQ(c.read_at(&pos, buf, sizeof buf), 900u) << "the retained bytes are still there";
+}
+
+// ---- out of memory: the buffer cannot grow past a budget ----------------
+
+size_t g_budget = 0;
+
+void* realloc_within_budget(void* p, size_t n) { return n <= g_budget ? std::realloc(p, n) : nullptr; }
+
+std::string scrambled(size_t n) {
+  std::string s(n, '\0');
+  uint32_t x = 12345;
+  for (char& c : s) c = static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  return s;
+}
+
+// Appends `all` in chunks of `chunk`, then checks what every out-of-memory
+// capture must hold: every byte counted; kept = a head from offset 0 and the
+// newest bytes, each at its offset; the rest omitted; read_at and the
+// flattened bytes agreeing.
+void expect_consistent(sup::Capture& c, const std::string& all) {
+  EXPECT_EQ(c.total(), all.size());
+  const size_t head = c.head_size(), tail = c.kept_size() - c.head_size();
+  EXPECT_EQ(c.omitted(), all.size() - c.kept_size());
+  EXPECT_TRUE(c.kept() == all.substr(0, head) + all.substr(all.size() - tail)) << "head " << head << " tail " << tail;
+  std::string read;
+  char buf[5000];
+  uint64_t pos = 0;
+  while (size_t n = c.read_at(&pos, buf, sizeof buf)) read.append(buf, n);
+  EXPECT_EQ(pos, all.size());
+  EXPECT_TRUE(read == c.kept());
+  c.flatten();
+  ASSERT_TRUE(c.flat().has_value());
+  EXPECT_TRUE(std::string(*c.flat()) == all.substr(0, head) + all.substr(all.size() - tail));
+}
+
+void append_in_chunks(sup::Capture& c, const std::string& all, size_t chunk) {
+  for (size_t i = 0; i < all.size(); i += chunk) c.append(all.data() + i, std::min(chunk, all.size() - i));
+}
+
+TEST(CaptureOutOfMemory, InTheHeadKeepsWhatFitsAndCountsTheRest) {
+  // 1 MiB limit: the 512 KiB head asks for the whole megabyte at once past
+  // 64 KiB, is refused, and takes just what it needs until the budget ends.
+  g_budget = 100 * 1024;
+  std::string all = scrambled(2 << 20);
+  sup::Capture c(1 << 20, 0, realloc_within_budget);
+  append_in_chunks(c, all, 4096);
+  // Grown by the exact need once the big reserve was refused; then half of
+  // it given to the newest bytes.
+  EXPECT_GE(c.kept_size(), g_budget - 4096);
+  EXPECT_LE(c.kept_size(), g_budget);
+  EXPECT_NEAR(static_cast<double>(c.head_size()), g_budget / 2.0, 4096.0);
+  EXPECT_TRUE(c.truncated());
+  expect_consistent(c, all);
+}
+
+TEST(CaptureOutOfMemory, InTheRingKeepsTheNewestBytesThatFit) {
+  // The head (50 KiB) fits, the ring can have 30 KiB of its 50.
+  g_budget = 80 * 1024;
+  std::string all = scrambled(1 << 20);
+  sup::Capture c(100 * 1024, 0, realloc_within_budget);
+  append_in_chunks(c, all, 3000);
+  EXPECT_EQ(c.head_size(), 50u * 1024);
+  EXPECT_GT(c.kept_size(), c.head_size()) << "newest bytes kept in the room left";
+  expect_consistent(c, all);
+}
+
+TEST(CaptureOutOfMemory, OneChunkLargerThanTheRing) {
+  g_budget = 70 * 1024;
+  std::string all = scrambled(300 * 1024);
+  sup::Capture c(100 * 1024, 0, realloc_within_budget);
+  c.append(all.data(), 10);
+  c.append(all.data() + 10, all.size() - 10);
+  expect_consistent(c, all);
+  EXPECT_GT(c.kept_size(), 10u);
+}
+
+TEST(CaptureOutOfMemory, OnceShrunkTheRingKeepsTheNewestBytesWithinWhatItHas) {
+  // The head ends within the budget for good (its bytes run from offset 0
+  // with no gap), and the ring, once it has wrapped in the room it got, stays
+  // that size when memory comes back: it goes on keeping the newest bytes.
+  g_budget = 20 * 1024;
+  std::string all = scrambled(600 * 1024);
+  sup::Capture c(100 * 1024, 0, realloc_within_budget);
+  append_in_chunks(c, all.substr(0, 300 * 1024), 4096);
+  const size_t kept = c.kept_size();
+  EXPECT_LE(kept, g_budget);
+  EXPECT_GT(kept, c.head_size());
+  g_budget = SIZE_MAX;
+  for (size_t i = 300 * 1024; i < all.size(); i += 4096) c.append(all.data() + i, 4096);
+  EXPECT_EQ(c.kept_size(), kept);
+  expect_consistent(c, all);
+}
+
+TEST(CaptureOutOfMemory, AFullHeadAndNoRoomDropsUntilTheRingCanGrow) {
+  g_budget = 50 * 1024;  // exactly the head
+  std::string all = scrambled(400 * 1024);
+  sup::Capture c(100 * 1024, 0, realloc_within_budget);
+  append_in_chunks(c, all.substr(0, 200 * 1024), 1000);
+  EXPECT_EQ(c.kept_size(), 50u * 1024);
+  g_budget = 60 * 1024;
+  for (size_t i = 200 * 1024; i < all.size(); i += 1024) c.append(all.data() + i, 1024);
+  EXPECT_EQ(c.kept_size(), 60u * 1024) << "the ring wraps within the 10 KiB it got";
+  expect_consistent(c, all);
+}
+
+TEST(CaptureOutOfMemory, NoMemoryAtAllCountsOnly) {
+  g_budget = 0;
+  std::string all = scrambled(10000);
+  sup::Capture c(4096, 0, realloc_within_budget);
+  append_in_chunks(c, all, 1000);
+  EXPECT_EQ(c.kept_size(), 0u);
+  EXPECT_EQ(c.omitted(), all.size());
+  expect_consistent(c, all);
+}
+
+TEST(CaptureOutOfMemory, ALiveReadersRetainedBytesShrinkToo) {
+  // Backpressure keeps up to 256 KiB unread; only 64 KiB more can be had.
+  g_budget = 64 * 1024 + 2048;
+  std::string all = scrambled(512 * 1024);
+  sup::Capture c(4096, 256 * 1024, realloc_within_budget);
+  append_in_chunks(c, all, 1500);
+  EXPECT_EQ(c.total(), all.size());
+  char buf[1 << 16];
+  uint64_t pos = 0;
+  std::string read;
+  while (size_t n = c.read_at(&pos, buf, sizeof buf)) read.append(buf, n);
+  EXPECT_TRUE(read == all.substr(0, 2048) + all.substr(all.size() - (read.size() - 2048)));
+  EXPECT_GT(read.size(), 2048u + 4096u) << "the ring keeps more than the result's tail";
+  EXPECT_EQ(c.kept(), all.substr(0, 2048) + all.substr(all.size() - 2048));
 }
 
 }  // namespace
