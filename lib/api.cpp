@@ -282,8 +282,8 @@ SUP_API void sup_release(sup_proc* p) {
   try {
     proc->release();
   } catch (...) {
-    // release only allocates to queue the disposal; on failure the process is
-    // already reaped and the memory is all that is lost.
+    // release allocates nothing (the disposal is queued through the process
+    // itself); only a failing mutex or condition variable could throw.
   }
 }
 

@@ -255,15 +255,17 @@ void Engine::drain_requests() {
 
 void Engine::set_deadline(Process& proc, Nanos when) {
   if (proc.deadline_at == when) return;
-  if (proc.deadline_at != 0) deadlines_.erase({proc.deadline_at, &proc});
+  DeadlineSet::node_type node =
+      proc.deadline_at != 0 ? deadlines_.extract({proc.deadline_at, &proc}) : std::move(proc.deadline_node);
+  node.value().first = when;
+  deadlines_.insert(std::move(node));
   proc.deadline_at = when;
-  deadlines_.insert({when, &proc});
   program_timer();
 }
 
 void Engine::clear_deadline(Process& proc) {
   if (proc.deadline_at == 0) return;
-  deadlines_.erase({proc.deadline_at, &proc});
+  proc.deadline_node = deadlines_.extract({proc.deadline_at, &proc});
   proc.deadline_at = 0;
   program_timer();
 }
@@ -288,15 +290,24 @@ void Engine::on_timer() {
   // nothing before its time and arms it again, then for the exact time; a
   // stale one (an idle deadline that later output has moved) is re-armed
   // for its new time at once, without a second wake-up for the old one.
-  std::vector<Process*> due;
+  Process* due = nullptr;
+  Process** last = &due;
   while (!deadlines_.empty() && deadlines_.begin()->first <= now + kTimerLead) {
-    Process* p = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
+    DeadlineSet::node_type node = deadlines_.extract(deadlines_.begin());
+    Process* p = node.value().second;
+    p->deadline_node = std::move(node);
     p->deadline_at = 0;
-    due.push_back(p);
+    *last = p;  // earliest first
+    last = &p->next_due;
   }
+  *last = nullptr;
   timer_armed_for_ = -1;  // the expiry disarmed it
-  for (Process* p : due) p->on_deadline();
+  for (Process* p = due; p != nullptr;) {
+    Process* next = p->next_due;  // on_deadline may set a new deadline, not free p
+    p->next_due = nullptr;
+    p->on_deadline();
+    p = next;
+  }
   program_timer();
 }
 
@@ -426,49 +437,63 @@ void Engine::run_starts() {
   }
 }
 
-void Engine::dispose(Process& proc) {
+void Engine::dispose(Process& proc) noexcept {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    disposals_.push_back(&proc);
+    proc.next_disposal = disposals_;
+    disposals_ = &proc;
   }
   wake();
 }
 
 void Engine::run_disposals() {
-  std::vector<Process*> batch;
+  Process* batch;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    batch.swap(disposals_);
+    batch = disposals_;
+    disposals_ = nullptr;
   }
-  std::vector<Process*> later;
-  for (Process* p : batch) {
+  Process* later = nullptr;
+  while (batch != nullptr) {
+    Process* p = batch;
+    batch = p->next_disposal;
     // Still on the request list: free it after drain_requests has seen it.
     if (p->queued.load()) {
-      later.push_back(p);
+      p->next_disposal = later;
+      later = p;
       continue;
     }
     live_.erase(p);
     delete p;
   }
-  if (!later.empty()) {
+  if (later == nullptr) return;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    disposals_.insert(disposals_.end(), later.begin(), later.end());
-    wake();
+    Process* tail = later;
+    while (tail->next_disposal != nullptr) tail = tail->next_disposal;
+    tail->next_disposal = disposals_;
+    disposals_ = later;
   }
+  wake();
 }
 
 void Engine::shut_down() {
   drain_requests();
   run_starts();
-  std::vector<Process*> released;
+  Process* released;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    released.swap(disposals_);
+    released = disposals_;
+    disposals_ = nullptr;
   }
   for (Process* p : live_) p->shutdown();
   // Handles the host never released stay allocated: a host thread may still
   // be waiting on one while the process exits.
-  for (Process* p : released) delete p;
+  while (released != nullptr) {
+    Process* p = released;
+    released = p->next_disposal;
+    delete p;
+  }
   live_.clear();
   deadlines_.clear();
   wake_watch_.close();

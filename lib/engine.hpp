@@ -26,6 +26,11 @@ namespace sup {
 
 class Process;
 
+// The deadlines of every process, earliest first. Each process owns one node
+// (made when the handle is, on the caller's thread), which moves in and out
+// of the set: the loop thread never allocates for a deadline.
+using DeadlineSet = std::set<std::pair<Nanos, Process*>>;
+
 class Engine {
  public:
   // Starts the engine on first use, and again in a forked child, where the
@@ -50,8 +55,8 @@ class Engine {
   // async-signal-safe.
   void wake_for(Process& proc) noexcept;
 
-  // Hands a released process to the loop, which frees it.
-  void dispose(Process& proc);
+  // Hands a released process to the loop, which frees it. Allocates nothing.
+  void dispose(Process& proc) noexcept;
 
   // Loop thread only: one timerfd carries the earliest deadline of every
   // process, in monotonic nanoseconds (libuv's timers count milliseconds).
@@ -106,14 +111,14 @@ class Engine {
   std::condition_variable spawn_done_;  // callers wait for their job
   std::deque<SpawnJob*> spawn_queue_;   // for the spawner
   Process* starts_ = nullptr;           // cloned, for the loop to start (newest first, through next_start)
-  std::vector<Process*> disposals_;
+  Process* disposals_ = nullptr;        // released, for the loop to free (through next_disposal)
   bool stopping_ = false;
   bool prewake_ = false;  // a job is coming (prewake_spawner)
   std::atomic<unsigned> posted_{0};  // jobs queued so far: what a woken spawner spins on
 
   // Loop thread only.
   std::unordered_set<Process*> live_;
-  std::set<std::pair<Nanos, Process*>> deadlines_;
+  DeadlineSet deadlines_;
   Nanos timer_armed_for_ = 0;
 };
 

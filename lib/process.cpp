@@ -70,7 +70,14 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
-      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {}
+      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {
+  // What the loop thread would otherwise allocate, made here, where running
+  // out of memory is an error the caller gets (SUP_ENOMEM).
+  signals_sent_.reserve(2);
+  DeadlineSet seed;
+  seed.emplace(0, this);
+  deadline_node = seed.extract(seed.begin());
+}
 
 Process::~Process() {
   // Only the loop thread frees a process (or the releasing thread once the

@@ -18,6 +18,7 @@
 
 #include "capture.hpp"
 #include "clock.hpp"
+#include "engine.hpp"
 #include "json_text.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
@@ -25,7 +26,6 @@
 
 namespace sup {
 
-class Engine;
 
 // Where the main process is in its life, as the loop thread sees it.
 enum class Lifecycle {
@@ -179,8 +179,12 @@ class Process {
   // The engine's lock-free list of processes with new requests.
   std::atomic<bool> queued{false};
   Process* next_queued = nullptr;
-  // The engine's: when this process's deadline timer is due (0: none).
+  // The engine's: when this process's deadline timer is due (0: none), and
+  // its node of the engine's deadline set while it has none.
   Nanos deadline_at = 0;
+  DeadlineSet::node_type deadline_node;
+  Process* next_due = nullptr;        // the engine's list of deadlines due now
+  Process* next_disposal = nullptr;   // the engine's list of released processes
   void on_deadline();
 
  private:
@@ -298,6 +302,8 @@ class Process {
   // status is gone, and its pid, so the group id, may be reused at any time.
   bool status_lost_ = false;
   struct rusage leader_usage_ {};
+  // At most an interrupt and a SIGKILL: reserved for both up front, so that
+  // recording one on the loop thread never allocates.
   std::vector<SignalSent> signals_sent_;
   bool forced_kill_ = false;
   bool backpressure_lifted_ = false;

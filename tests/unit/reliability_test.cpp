@@ -101,6 +101,47 @@ TEST(Fork, ChildThatExitsWithoutSpawningDoesNotHang) {
   EXPECT_EQ(rc, 0);
 }
 
+// The host runs out of memory while a child floods its output: supervision
+// goes on (the loop thread used to die of std::bad_alloc, and the host with
+// it), every byte is counted, and the child's last words are kept. RLIMIT_AS
+// stands in for the host's memory running out; the sanitizers reserve
+// terabytes of address space, so it is not tried under them.
+TEST(Memory, HostOutOfMemoryKeepsSupervisingAndTheLastWords) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "RLIMIT_AS cannot be lowered under a sanitizer's shadow memory";
+#endif
+  int rc = in_forked_child([] {
+    sup_proc* p = nullptr;
+    // The child waits until the host's limit is in place (only the timing of
+    // the failure depends on it: 200 MB outgrows the limit either way).
+    if (sup_spawn("{\"argv\": [\"sh\", \"-c\", \"sleep 0.3; head -c 200000000 /dev/zero; echo last words\"],"
+                  " \"max_output_bytes\": 1000000000}",
+                  &p) != 0)
+      return 2;
+    long vm_kb = 0;
+    if (FILE* f = fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmSize:", 7) == 0) vm_kb = atol(line + 7);
+      fclose(f);
+    }
+    if (vm_kb == 0) return 3;
+    const rlim_t limit = static_cast<rlim_t>(vm_kb + 32 * 1024) * 1024;
+    struct rlimit r = {limit, limit};
+    if (setrlimit(RLIMIT_AS, &r) != 0) return 4;
+    if (sup_poll(p, 60000) != 1) return 5;
+    if (sup_result_outcome(p) != SUP_OUTCOME_EXITED || sup_result_exit_code(p) != 0) return 6;
+    if (sup_output_total(p, SUP_STDOUT) != 200000011) return 7;
+    if (sup_result_omitted_bytes(p, SUP_STDOUT) <= 0) return 8;  // it did run out
+    size_t len = 0;
+    const char* out = sup_result_output(p, SUP_STDOUT, &len);
+    if (out == nullptr || len < 11 || std::string(out + len - 11, 11) != "last words\n") return 9;
+    sup_release(p);
+    return 0;
+  }, 90000);
+  EXPECT_EQ(rc, 0);
+}
+
 TEST(Stdio, ClosedHostStdioNeverReachesTheLoopsFds) {
   SKIP_UNDER_TSAN();
   int rc = in_forked_child([] {
