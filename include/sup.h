@@ -291,7 +291,10 @@ SUP_API int sup_abort(sup_proc *p);
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
- * what was dropped from the middle. "duration_ms" runs from the sup_spawn
+ * what was dropped from the middle. If the host runs out of memory while
+ * the child writes, less is kept (the head ends, keeping half of what it
+ * has, and the newest bytes are kept in the memory already held) and more
+ * is omitted; the count stays exact. "duration_ms" runs from the sup_spawn
  * call to the final result, "at_ms" from that call too. "forced_kill" says
  * SIGKILL was needed.
  * "exit_code" is null when the child died from a signal, "term_signal" null
