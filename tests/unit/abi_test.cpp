@@ -426,6 +426,22 @@ TEST(Result, TypedRusageAndSignals) {
   EXPECT_EQ(sig, SIGTERM);
   EXPECT_GT(at, 0.0);
   EXPECT_EQ(sup_result_signals(nullptr, &sig, &at, 1), SUP_EINVAL);
+  // The text gives the same times, in milliseconds to three decimals.
+  EXPECT_DOUBLE_EQ(sys, std::round(cJSON_GetObjectItem(r.get("rusage"), "sys_ms")->valuedouble * 1000) / 1000);
+  EXPECT_NEAR(r.num("duration_ms"), sup_result_duration_ms(p.get()), 0.0005 + 1e-9);
+  EXPECT_NEAR(cJSON_GetObjectItem(cJSON_GetArrayItem(r.get("signals_sent"), 0), "at_ms")->valuedouble, at,
+              0.0005 + 1e-9);
+  const std::string text = sup_result(p.get());
+  for (const char* key : {"duration_ms", "at_ms", "user_ms", "sys_ms"}) {
+    size_t colon = text.find(std::string("\"") + key + "\": ");
+    ASSERT_NE(colon, std::string::npos) << key;
+    size_t from = text.find(": ", colon) + 2, to = text.find_first_of(",}", from);
+    std::string number = text.substr(from, to - from);
+    size_t dot = number.find('.');
+    EXPECT_TRUE(dot != std::string::npos && dot > 0 && number.size() - dot == 4 &&
+                number.find_first_not_of("0123456789.") == std::string::npos)
+        << key << ": " << number;
+  }
 }
 
 TEST(Release, WhileOthersWaitTheyReturnCanceled) {
