@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "capture.hpp"
@@ -71,6 +72,23 @@ constexpr std::array<unsigned char, 256> kEscapeLength = make_escape_lengths();
 
 constexpr size_t kLongestRun = 256 << 10;
 
+// True if none of the eight bytes at p needs more than itself in JSON text:
+// no control byte, no '"' or '\\', nothing from 0x80 up. Eight at a time
+// (SWAR): a word with such a byte is always caught, and then looked at byte
+// by byte, since a borrow may also mark the bytes above it.
+inline bool all_plain(const unsigned char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101u;
+  constexpr uint64_t kHigh = 0x8080808080808080u;
+  uint64_t x;
+  std::memcpy(&x, p, sizeof x);
+  const uint64_t control = (x - kOnes * 0x20) & ~x;  // a byte below 0x20
+  const uint64_t q = x ^ (kOnes * '"');
+  const uint64_t b = x ^ (kOnes * '\\');
+  const uint64_t quote = (q - kOnes) & ~q;            // a byte equal to '"'
+  const uint64_t backslash = (b - kOnes) & ~b;        // ... or to '\\'
+  return ((control | quote | backslash | x) & kHigh) == 0;
+}
+
 template <class Sink>
 void escape_body(Sink& sink, const char* data, size_t len) {
   static const char kHex[] = "0123456789abcdef";
@@ -80,6 +98,7 @@ void escape_body(Sink& sink, const char* data, size_t len) {
     // 256 KiB: a releasing sink frees its input between pieces).
     size_t end = i;
     const size_t run_end = len - i > kLongestRun ? i + kLongestRun : len;
+    while (run_end - end >= 8 && all_plain(s + end)) end += 8;
     while (end < run_end && kEscapeLength[s[end]] == 1) ++end;
     if (end > i) {
       sink.put(data + i, end - i);

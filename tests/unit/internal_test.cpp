@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -104,6 +105,39 @@ TEST(JsonText, ReplacesEachInvalidByte) {
   EXPECT_EQ(json("\xed\xa0\x80"), "\"" + fffd + fffd + fffd + "\"");  // surrogate
   EXPECT_EQ(json("\xf4\x90\x80\x80"), "\"" + fffd + fffd + fffd + fffd + "\"");  // > U+10FFFF
   EXPECT_EQ(json("ab\xe2\x82"), "\"ab" + fffd + fffd + "\"");       // cut short
+}
+
+TEST(JsonText, EveryByteAtEveryPlaceInAWord) {
+  // Plain text is scanned eight bytes at a time: each byte value, alone in
+  // plain text at each offset around two words, must come out as on its own.
+  auto alone = [](unsigned char c) -> std::string {
+    switch (c) {
+      case '"': return "\\\"";
+      case '\\': return "\\\\";
+      case '\n': return "\\n";
+      case '\r': return "\\r";
+      case '\t': return "\\t";
+      case '\b': return "\\b";
+      case '\f': return "\\f";
+      default: break;
+    }
+    if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      return buf;
+    }
+    if (c >= 0x80) return "\xef\xbf\xbd";  // a lone byte from 0x80 up is not UTF-8
+    return std::string(1, static_cast<char>(c));
+  };
+  for (int c = 0; c < 256; ++c) {
+    for (size_t at = 0; at < 24; ++at) {
+      std::string text(24, 'a');
+      text[at] = static_cast<char>(c);
+      const std::string want = "\"" + text.substr(0, at) + alone(static_cast<unsigned char>(c)) + text.substr(at + 1) + "\"";
+      ASSERT_EQ(json(text), want) << "byte " << c << " at " << at;
+      ASSERT_EQ(sup::json_string_body_length(text.data(), text.size()), want.size() - 2);
+    }
+  }
 }
 
 TEST(SignalNames, ParseAndName) {
