@@ -94,12 +94,31 @@ void escape_body(Sink& sink, const char* data, size_t len) {
   static const char kHex[] = "0123456789abcdef";
   const auto* s = reinterpret_cast<const unsigned char*>(data);
   for (size_t i = 0; i < len;) {
-    // Runs of plain ASCII, most of any text, go in one piece (of at most
-    // 256 KiB: a releasing sink frees its input between pieces).
+    // Runs of plain ASCII and valid UTF-8, most of any text, go in one
+    // piece (of about 256 KiB at most: a releasing sink frees its input
+    // between pieces).
     size_t end = i;
     const size_t run_end = len - i > kLongestRun ? i + kLongestRun : len;
-    while (run_end - end >= 8 && all_plain(s + end)) end += 8;
-    while (end < run_end && kEscapeLength[s[end]] == 1) ++end;
+    for (;;) {
+      while (end + 8 <= run_end && all_plain(s + end)) end += 8;
+      while (end < run_end && kEscapeLength[s[end]] == 1) ++end;
+      if (end >= run_end || s[end] < 0x80) break;
+      // The commonest sequences first: two bytes (Latin, Greek, Cyrillic...)
+      // and three outside the surrogates' lead byte (the rest of the BMP).
+      const unsigned char c = s[end];
+      auto cont = [&](size_t k) { return (s[end + k] & 0xC0) == 0x80; };
+      if (c >= 0xC2 && c <= 0xDF && len - end >= 2 && cont(1)) {
+        end += 2;
+        continue;
+      }
+      if (c >= 0xE1 && c <= 0xEF && c != 0xED && len - end >= 3 && cont(1) && cont(2)) {
+        end += 3;
+        continue;
+      }
+      const size_t n = utf8_sequence_length(s + end, len - end);
+      if (n == 0) break;
+      end += n;  // may pass run_end by three bytes at most
+    }
     if (end > i) {
       sink.put(data + i, end - i);
       i = end;

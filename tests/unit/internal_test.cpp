@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "capture.hpp"
 #include "json_text.hpp"
@@ -107,28 +108,30 @@ TEST(JsonText, ReplacesEachInvalidByte) {
   EXPECT_EQ(json("ab\xe2\x82"), "\"ab" + fffd + fffd + "\"");       // cut short
 }
 
+// What one byte alone in plain text becomes.
+std::string alone(unsigned char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    default: break;
+  }
+  if (c < 0x20) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+    return buf;
+  }
+  if (c >= 0x80) return "\xef\xbf\xbd";  // a lone byte from 0x80 up is not UTF-8
+  return std::string(1, static_cast<char>(c));
+}
+
 TEST(JsonText, EveryByteAtEveryPlaceInAWord) {
   // Plain text is scanned eight bytes at a time: each byte value, alone in
   // plain text at each offset around two words, must come out as on its own.
-  auto alone = [](unsigned char c) -> std::string {
-    switch (c) {
-      case '"': return "\\\"";
-      case '\\': return "\\\\";
-      case '\n': return "\\n";
-      case '\r': return "\\r";
-      case '\t': return "\\t";
-      case '\b': return "\\b";
-      case '\f': return "\\f";
-      default: break;
-    }
-    if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      return buf;
-    }
-    if (c >= 0x80) return "\xef\xbf\xbd";  // a lone byte from 0x80 up is not UTF-8
-    return std::string(1, static_cast<char>(c));
-  };
   for (int c = 0; c < 256; ++c) {
     for (size_t at = 0; at < 24; ++at) {
       std::string text(24, 'a');
@@ -137,6 +140,47 @@ TEST(JsonText, EveryByteAtEveryPlaceInAWord) {
       ASSERT_EQ(json(text), want) << "byte " << c << " at " << at;
       ASSERT_EQ(sup::json_string_body_length(text.data(), text.size()), want.size() - 2);
     }
+  }
+}
+
+TEST(JsonText, MixedTextComesOutPieceByPiece) {
+  // Valid sequences of every length and edge (kept as they are), invalid
+  // ones (a U+FFFD per byte) and ASCII with escapes, joined at random
+  // offsets. No piece starts with a continuation byte, so none completes
+  // the one before it.
+  const std::vector<std::string> valid = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe4\xb8\xad",
+                                          "\xed\x9f\xbf", "\xe0\xa0\x80", "\xef\xbf\xbf", "\xf4\x8f\xbf\xbf"};
+  const std::vector<std::string> invalid = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                            "\xe2\x82", "\xe0\x80\x80", "\xc1\xbf"};
+  const std::string ascii = "abcdefghijklmnopqrstuvwxyz \"\\\n\t\x01\x7f";
+  uint32_t x = 7;
+  auto next = [&x](uint32_t n) { return (x = x * 1103515245u + 12345u) / 65536 % n; };
+  for (int round = 0; round < 2000; ++round) {
+    std::string text, want;
+    for (uint32_t pieces = next(40); pieces > 0; --pieces) {
+      switch (next(3)) {
+        case 0: {
+          const std::string& v = valid[next(static_cast<uint32_t>(valid.size()))];
+          text += v;
+          want += v;
+          break;
+        }
+        case 1: {
+          const std::string& v = invalid[next(static_cast<uint32_t>(invalid.size()))];
+          text += v;
+          for (size_t k = 0; k < v.size(); ++k) want += "\xef\xbf\xbd";
+          break;
+        }
+        default:
+          for (uint32_t n = next(20); n > 0; --n) {
+            const char c = ascii[next(static_cast<uint32_t>(ascii.size()))];
+            text += c;
+            want += alone(static_cast<unsigned char>(c));
+          }
+      }
+    }
+    ASSERT_EQ(json(text), "\"" + want + "\"") << "round " << round;
+    ASSERT_EQ(sup::json_string_body_length(text.data(), text.size()), want.size());
   }
 }
 
