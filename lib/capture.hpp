@@ -24,10 +24,11 @@ using MallocBuffer = std::unique_ptr<char, FreeDeleter>;
 
 class Capture {
  public:
-  // How the buffer grows: std::realloc, or a test's stand-in.
+  // How the buffer grows: realloc, or a test's stand-in.
   using Realloc = void* (*)(void*, size_t);
+  static void* system_realloc(void* p, size_t n) noexcept { return std::realloc(p, n); }
 
-  Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow = &std::realloc);
+  Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow = &system_realloc);
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
 
