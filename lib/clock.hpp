@@ -31,8 +31,16 @@ Nanos yield_until(Nanos from, Nanos budget, Done done) noexcept {
 
 inline double ns_to_ms(Nanos ns) noexcept { return static_cast<double>(ns) / 1e6; }
 
+// Whole microseconds, to the nearest: for text that shows three decimals of
+// a millisecond.
+inline int64_t ns_to_us(Nanos ns) noexcept { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+
 inline double timeval_ms(const timeval& tv) noexcept {
   return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3;
+}
+
+inline int64_t timeval_us(const timeval& tv) noexcept {
+  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
 }
 
 }  // namespace sup

@@ -1,7 +1,6 @@
 #include "json_text.hpp"
 
 #include <array>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 
@@ -229,25 +228,21 @@ StreamJson::StreamJson(const Capture& c) {
   lossless_ = head.replaced_bytes == 0 && tail.replaced_bytes == 0;
   // Appended into room reserved once: chains of + and std::to_string made
   // a temporary string at every step.
-  auto append_count = [](std::string& out, uint64_t n) {
-    char buf[24];
-    out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
-  };
   opening_.reserve(48);
   opening_ += "{\"bytes\": ";
-  append_count(opening_, c.total());
+  append_decimal(opening_, c.total());
   opening_ += ", \"captured\": \"";
   if (c.truncated()) {
     marker_.reserve(48);
     marker_ += "\\n[sup: ";
-    append_count(marker_, c.omitted());
+    append_decimal(marker_, c.omitted());
     marker_ += " bytes omitted]\\n";
   }
   closing_.reserve(64);
   closing_ += "\", \"truncated\": ";
   closing_ += c.truncated() ? "true" : "false";
   closing_ += ", \"omitted_bytes\": ";
-  append_count(closing_, c.omitted());
+  append_decimal(closing_, c.omitted());
   closing_ += "}";
 }
 

@@ -1,6 +1,7 @@
 // Writing JSON strings from arbitrary child output.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -21,6 +22,13 @@ inline void append_json_string(std::string& out, const std::string& s) {
 
 // How many bytes append_json_string_body appends for data.
 size_t json_string_body_length(const char* data, size_t len);
+
+// Appends an integer in decimal, as JSON writes a number.
+template <class Int>
+void append_decimal(std::string& out, Int v) {
+  char buf[24];
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+}
 
 // Appends the bytes that JSON string body text stands for: the inverse of
 // append_json_string_body for text it wrote without replacing a byte.

@@ -44,16 +44,16 @@ void set_readable(int fd) {
   (void)!write(fd, &one, sizeof one);
 }
 
+void clear_readable(int fd) {
+  uint64_t count;
+  (void)!read(fd, &count, sizeof count);
+}
+
 // How long an API thread waits awake for the loop's next step when that
 // step is microseconds away (the result after the exit, the reap after the
 // result), before it sleeps on the condition variable: a sleep there costs
 // a second wake-up in series. Yielding, not busy: on one CPU the loop runs.
 constexpr Nanos kAwakeWait = 50'000;
-
-void clear_readable(int fd) {
-  uint64_t count;
-  (void)!read(fd, &count, sizeof count);
-}
 
 }  // namespace
 

@@ -26,7 +26,6 @@
 
 namespace sup {
 
-
 // Where the main process is in its life, as the loop thread sees it.
 enum class Lifecycle {
   running,   // main process alive

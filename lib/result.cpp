@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cinttypes>
 #include <cstring>
 
@@ -24,30 +23,16 @@ namespace {
 // printed, without printf's floating-point formatting, which was most of the
 // cost of a small result's text (four calls, 5 of 11 us).
 void append_ms(std::string& out, int64_t us) {
-  char buf[32];
-  char* const end = buf + sizeof buf;
-  char* p = end;
-  uint64_t u = us < 0 ? 0 - static_cast<uint64_t>(us) : static_cast<uint64_t>(us);
-  for (int i = 0; i < 3; ++i, u /= 10) *--p = static_cast<char>('0' + u % 10);
-  *--p = '.';
-  do {
-    *--p = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u != 0);
-  if (us < 0) *--p = '-';
-  out.append(p, static_cast<size_t>(end - p));
+  if (us < 0) {
+    out += '-';
+    us = -us;
+  }
+  append_decimal(out, us / 1000);
+  const int frac = static_cast<int>(us % 1000);
+  const char decimals[] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                           static_cast<char>('0' + frac % 10)};
+  out.append(decimals, sizeof decimals);
 }
-
-// Nanoseconds to whole microseconds, to the nearest.
-int64_t ns_to_us(Nanos ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
-
-int64_t timeval_us(const timeval& tv) { return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec; }
-
-void append_int(std::string& out, long long v) {
-  char buf[24];
-  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
-}
-
 
 }  // namespace
 
@@ -166,7 +151,7 @@ void Process::build_result_json() {
   head += sup_outcome_name(r.outcome);
   head += "\", \"exit_code\": ";
   if (r.exit_code)
-    append_int(head, *r.exit_code);
+    append_decimal(head, *r.exit_code);
   else
     head += "null";
   head += ", \"term_signal\": ";
@@ -179,7 +164,7 @@ void Process::build_result_json() {
   head += ", \"forced_kill\": ";
   head += r.forced_kill ? "true" : "false";
   head += ", \"pid\": ";
-  append_int(head, pid_);
+  append_decimal(head, pid_);
   head += ", \"duration_ms\": ";
   append_ms(head, ns_to_us(r.duration));
   head += ", \"stdout\": ";
@@ -200,7 +185,7 @@ void Process::build_result_json() {
   rest += ", \"sys_ms\": ";
   append_ms(rest, timeval_us(r.usage.ru_stime));
   rest += ", \"max_rss_kb\": ";
-  append_int(rest, r.usage.ru_maxrss);
+  append_decimal(rest, r.usage.ru_maxrss);
   rest += "}}";
 
   StreamJson out_json(out_.capture), err_json(err_.capture);
