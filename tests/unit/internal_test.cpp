@@ -398,4 +398,138 @@ TEST(CaptureOutOfMemory, ALiveReadersRetainedBytesShrinkToo) {
   EXPECT_EQ(c.kept(), all.substr(0, 2048) + all.substr(all.size() - 2048));
 }
 
+// ---- appending in place: read(2) straight into the kept bytes ------------
+
+// Feeds `all` as the loop does: in place where the capture offers room
+// (writing `short_by` fewer bytes than offered when it can, as a short read
+// would), through append otherwise. Returns how many bytes went in place.
+size_t feed_direct(sup::Capture& c, const std::string& all, size_t chunk, size_t short_by = 0) {
+  size_t in_place = 0;
+  for (size_t at = 0; at < all.size();) {
+    const size_t want = std::min(chunk, all.size() - at);
+    size_t room = 0;
+    char* into = c.begin_direct(want, &room);
+    if (into == nullptr) {
+      EXPECT_EQ(room, 0u);
+      c.append(all.data() + at, want);
+      at += want;
+      continue;
+    }
+    EXPECT_GT(room, 0u);
+    EXPECT_LE(room, want);
+    const size_t n = room > short_by ? room - short_by : room;
+    std::copy_n(all.data() + at, n, into);
+    c.end_direct(n);
+    at += n;
+    in_place += n;
+  }
+  return in_place;
+}
+
+TEST(CaptureInPlace, KeepsExactlyWhatAppendKeeps) {
+  const std::string all = scrambled(3 << 20);
+  for (uint64_t limit : {uint64_t{0}, uint64_t{1}, uint64_t{100}, uint64_t{4096}, uint64_t{1} << 20}) {
+    for (size_t chunk : {size_t{1}, size_t{1000}, size_t{65536}}) {
+      for (size_t short_by : {size_t{0}, size_t{7}}) {
+        SCOPED_TRACE(testing::Message() << "limit " << limit << " chunk " << chunk << " short by " << short_by);
+        sup::Capture appended(limit, 0), direct(limit, 0);
+        append_in_chunks(appended, all, chunk);
+        const size_t in_place = feed_direct(direct, all, chunk, short_by);
+        if (limit >= 4096 && chunk > 1) {
+          EXPECT_GT(in_place, all.size() / 2) << "most bytes go in place";
+        }
+        EXPECT_EQ(direct.total(), appended.total());
+        EXPECT_EQ(direct.head_size(), appended.head_size());
+        EXPECT_TRUE(direct.kept() == appended.kept());
+        expect_consistent(direct, all);
+      }
+    }
+  }
+}
+
+TEST(CaptureInPlace, NoRoomOfferedUntilAppendHasGrownTheBuffer) {
+  sup::Capture c(16 << 20, 0);
+  size_t room = 99;
+  EXPECT_EQ(c.begin_direct(65536, &room), nullptr) << "nothing reserved yet";
+  EXPECT_EQ(room, 0u);
+  const std::string all = scrambled(200 * 1024);
+  c.append(all.data(), 100);  // reserves a little
+  EXPECT_EQ(c.begin_direct(65536, &room), nullptr) << "would have to grow";
+  c.append(all.data() + 100, 100 * 1024);  // past 64 KiB: the whole limit at once
+  char* into = c.begin_direct(65536, &room);
+  ASSERT_NE(into, nullptr);
+  EXPECT_EQ(room, 65536u);
+  std::copy_n(all.data() + 100 + 100 * 1024, 65536, into);
+  c.end_direct(65536);
+  EXPECT_EQ(c.total(), 100u + 100 * 1024 + 65536);
+  EXPECT_TRUE(c.kept() == all.substr(0, c.total()));
+  EXPECT_EQ(sup::Capture(0, 0).begin_direct(10, &room), nullptr) << "a zero limit keeps nothing";
+}
+
+TEST(CaptureInPlace, AReaderNeverSeesTheBytesBeingOverwritten) {
+  // A full ring of 50 bytes after a 50-byte head; the next bytes replace
+  // its oldest ones.
+  const std::string all = scrambled(1000);
+  sup::Capture c(100, 0);
+  c.append(all.data(), 300);
+  ASSERT_TRUE(c.overwrites_next());
+  size_t room = 0;
+  char* into = c.begin_direct(20, &room);
+  ASSERT_NE(into, nullptr);
+  ASSERT_EQ(room, 20u);
+  // Given up at once: a reader now sees the 30 newest, not the 20 being
+  // replaced, even while they are half overwritten.
+  std::fill_n(into, 10, '#');
+  char buf[200];
+  uint64_t pos = 50;
+  size_t n = c.read_at(&pos, buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n), all.substr(270, 30));
+  EXPECT_EQ(c.total(), 300u);
+  EXPECT_EQ(c.omitted(), 300u - 50 - 30);
+  // A short read: 12 written; the 8 given up and not overwritten come back
+  // as the oldest of the ring.
+  std::copy_n(all.data() + 300, 12, into);
+  c.end_direct(12);
+  EXPECT_EQ(c.total(), 312u);
+  EXPECT_TRUE(c.kept() == all.substr(0, 50) + all.substr(262, 50));
+  pos = 50;
+  n = c.read_at(&pos, buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n), all.substr(262, 50));
+  // Nothing written: the ring is as it was.
+  into = c.begin_direct(50, &room);
+  ASSERT_NE(into, nullptr);
+  c.end_direct(0);
+  EXPECT_TRUE(c.kept() == all.substr(0, 50) + all.substr(262, 50));
+  expect_consistent(c, all.substr(0, 312));
+}
+
+TEST(CaptureInPlace, RoomNeverCrossesTheEndOfTheRing) {
+  const std::string all = scrambled(1000);
+  sup::Capture c(100, 0);
+  c.append(all.data(), 100);  // head 50, ring 50
+  c.append(all.data() + 100, 30);  // wrapped 30 bytes in
+  size_t room = 0;
+  char* into = c.begin_direct(1000, &room);
+  ASSERT_NE(into, nullptr);
+  EXPECT_EQ(room, 20u) << "up to the ring's end, not around it";
+  std::copy_n(all.data() + 130, 20, into);
+  c.end_direct(20);
+  into = c.begin_direct(1000, &room);
+  ASSERT_NE(into, nullptr);
+  EXPECT_EQ(room, 50u) << "then from its start";
+  c.end_direct(0);
+  EXPECT_TRUE(c.kept() == all.substr(0, 50) + all.substr(100, 50));
+}
+
+TEST(CaptureInPlace, NothingOnceFinal) {
+  sup::Capture c(100, 0);
+  const std::string all = scrambled(300);
+  c.append(all.data(), 300);
+  c.flatten();
+  size_t room = 5;
+  EXPECT_EQ(c.begin_direct(10, &room), nullptr);
+  EXPECT_EQ(room, 0u);
+  EXPECT_FALSE(c.overwrites_next());
+}
+
 }  // namespace

@@ -297,6 +297,48 @@ TEST(LiveOutput, ReaderSkipsWhatWasDropped) {
   EXPECT_EQ(pos, 10000u);
 }
 
+TEST(LiveOutput, AReaderRacingAWrappingRingGetsOnlyTrueBytes) {
+  // 16 MB of 8-byte records "NNNNNNN\n" through a 64 KiB limit: the ring
+  // (32 KiB) wraps hundreds of times while the loop reads the pipe straight
+  // into it and a reader reads it. Every byte the reader gets must be the
+  // stream's byte at its offset, never one half overwritten.
+  constexpr uint64_t kRecords = 2000000, kTotal = kRecords * 8;
+  auto expected_at = [](uint64_t offset) {
+    const uint64_t k = offset % 8;
+    if (k == 7) return '\n';
+    uint64_t value = 1000000 + offset / 8;
+    for (uint64_t i = k; i < 6; ++i) value /= 10;
+    return static_cast<char>('0' + value % 10);
+  };
+  SPAWN(p, "{\"argv\": [\"seq\", \"1000000\", \"2999999\"], \"max_output_bytes\": 65536}");
+  uint64_t pos = 0, checked = 0, checked_running = 0;
+  std::vector<char> buf(5000);
+  for (;;) {
+    const bool final = sup_poll(p.get(), 0) == 1;
+    size_t n = 0;
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), buf.size(), &n), 0);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t offset = pos - n + i;
+      ASSERT_EQ(buf[i], expected_at(offset)) << "offset " << offset << ", read " << n << " bytes up to " << pos;
+    }
+    checked += n;
+    if (!final) checked_running += n;
+    if (n == 0 && final) break;
+    // Past the head: every read lands where the loop is writing; a short
+    // rest lets the ring move on meanwhile.
+    if (n == 0 || pos > 32768) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EXPECT_EQ(pos, kTotal);
+  EXPECT_GT(checked_running, 0u);
+  EXPECT_EQ(sup_output_total(p.get(), SUP_STDOUT), static_cast<int64_t>(kTotal));
+  std::string kept = p.output(SUP_STDOUT);
+  ASSERT_EQ(kept.size(), 65536u);
+  for (uint64_t i = 0; i < kept.size(); ++i) {
+    const uint64_t offset = i < 32768 ? i : kTotal - 65536 + i;
+    ASSERT_EQ(kept[i], expected_at(offset)) << "kept byte " << i;
+  }
+}
+
 TEST(LiveOutput, BackpressureLosesNothingForASlowReader) {
   // 4 MiB through a 64 KiB window while keeping only 1 KiB: the reader still
   // gets every byte, and pauses in reading do not count as the child's silence.
