@@ -151,6 +151,10 @@ void Process::adopt_caller_interrupt(Nanos at) {
 void Process::on_leader_exit() {
   adopt_caller_signals();
   if (lifecycle_ != Lifecycle::running || !leader_exited_now()) return;
+  leader_gone();
+}
+
+void Process::leader_gone() {
   lifecycle_ = Lifecycle::draining;
   hand_back_terminal();
   after_leader_exit();

@@ -24,6 +24,10 @@ void check_uv(int rc, const char* call, const char* what = nullptr) {
   throw LaunchError{rc, where + ": " + uv_strerror(rc)};
 }
 
+// How long the loop waits awake, once both pipes are at EOF, for the main
+// process's exit to show on its pidfd.
+constexpr Nanos kExitAfterEofWait = 30'000;
+
 }  // namespace
 
 void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
@@ -110,6 +114,21 @@ void Process::on_output_ready(OutputPipe& pipe) {
       return;
     }
     close_pipe(pipe);
+    if (lifecycle_ == Lifecycle::running && !out_.open() && !err_.open()) {
+      // Both pipes at EOF: almost always the main process exiting, which
+      // the kernel makes visible on the pidfd a few microseconds after it
+      // closes the files. Waited for awake here, the exit is handled in
+      // this wake-up instead of the next (sup_abort to result: 1.30x ->
+      // 1.17x the raw kill + pidfd poll at p50, mean of 8 alternating runs).
+      // A child that closed its output and runs on costs the loop this once.
+      adopt_caller_signals();
+      bool exited = false;
+      yield_until(now_ns(), kExitAfterEofWait, [&] { return exited = leader_exited_now(); });
+      if (exited) {
+        leader_gone();
+        return;
+      }
+    }
     maybe_finish();
   }
 }

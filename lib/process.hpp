@@ -215,6 +215,9 @@ class Process {
   // pidfd non-blocking, so a bare waitid would not wait.
   void await_leader_exit();
   void on_leader_exit();
+  // The main process has exited (leader_exited_now said so): drains the
+  // pipes and, unless something holds them, finishes.
+  void leader_gone();
   void after_leader_exit();
   void timed_out();
   void interrupt_group(Nanos now);

@@ -195,6 +195,23 @@ TEST(LeftBehind, GrandchildNotHoldingThePipesIsEndedToo) {
   EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(grandchild); }, 1000));
 }
 
+TEST(Lifecycle, ClosingBothOutputsIsNotAnExit) {
+  // Both pipes reach EOF while the main process runs on: it is still
+  // supervised (its exit status, its idle clock) until it really exits.
+  SPAWN(p, sh("echo before; echo err >&2; exec >&- 2>&-; sleep 0.3; exit 3"));
+  ASSERT_TRUE(p.wait(5000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
+  EXPECT_EQ(sup_result_exit_code(p.get()), 3);
+  EXPECT_GE(sup_result_duration_ms(p.get()), 300.0);
+  EXPECT_EQ(p.output(SUP_STDOUT), "before\n");
+  EXPECT_EQ(p.output(SUP_STDERR), "err\n");
+
+  SPAWN(q, sh("echo before; exec >&- 2>&-; sleep 30", "\"idle_timeout_ms\": 200"));
+  ASSERT_TRUE(q.wait(5000));
+  EXPECT_EQ(sup_result_outcome(q.get()), SUP_OUTCOME_IDLE_TIMEOUT);
+  EXPECT_EQ(sup_result_term_signal(q.get()), SIGTERM);
+}
+
 TEST(LeftBehind, NormalExitSendsNoSignal) {
   SPAWN(p, sh("echo a; echo b >&2"));
   ASSERT_TRUE(p.wait());
