@@ -246,8 +246,7 @@ SUP_API int sup_interrupt(sup_proc* p) {
   Call proc(p);
   if (!proc) return proc.rc();
   if (proc->is_final()) return 1;
-  proc->interrupt_from_caller();
-  return proc->request(sup::kInterrupt);
+  return proc->request_interrupt(proc->interrupt_from_caller());
 }
 
 SUP_API int sup_abort(sup_proc* p) {

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <system_error>
 
@@ -47,6 +48,8 @@ void occupy_stdio() {
 // us on a 2-core VM, against about 20 us after a sleep of 100 us. So the
 // timer wakes the loop this much before a deadline, and again at it.
 constexpr Nanos kTimerLead = 100'000;
+
+constexpr Nanos kNoCallerTimer = std::numeric_limits<Nanos>::max();
 
 void raise_timer(int fd, Nanos when) {
   itimerspec spec{};
@@ -115,7 +118,8 @@ unsigned Engine::fork_generation() noexcept { return g_fork_generation.load(std:
 
 bool Engine::alive() noexcept { return g_alive.load(std::memory_order_acquire); }
 
-Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize) {
+Engine::Engine()
+    : generation_(fork_generation()), caller_timer_at_(kNoCallerTimer), read_buffer_(kReadBufferSize) {
   occupy_stdio();
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0) throw_errno("open /dev/null");
@@ -126,6 +130,9 @@ Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize)
   fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (fd < 0) throw_errno("timerfd_create");
   timer_fd_.reset(fd);
+  fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (fd < 0) throw_errno("timerfd_create");
+  caller_timer_fd_.reset(fd);
 
   int rc = uv_loop_init(&loop_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_loop_init");
@@ -133,6 +140,7 @@ Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize)
   auto fail = [&](int code, const char* what) {
     wake_watch_.close();
     timer_watch_.close();
+    caller_timer_watch_.close();
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
     throw std::system_error(-code, std::generic_category(), what);
@@ -149,6 +157,11 @@ Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize)
     rc = uv_poll_start(timer_watch_.get(), UV_READABLE,
                        [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_timer(); });
   if (rc != 0) fail(rc, "uv_poll_start(timerfd)");
+  rc = uv_poll_init(&loop_, caller_timer_watch_.create(), caller_timer_fd_.get());
+  if (rc == 0)
+    rc = uv_poll_start(caller_timer_watch_.get(), UV_READABLE,
+                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_caller_timer(); });
+  if (rc != 0) fail(rc, "uv_poll_start(caller timerfd)");
 
   // Both threads are born with every signal blocked: host signals go to host
   // threads, and a child cloned from the spawner starts with nothing
@@ -195,11 +208,12 @@ Engine::~Engine() {
 void Engine::forget_after_fork() noexcept {
   // The threads, the loop's state and every process belong to the parent.
   // What is ours to close are the descriptors; the rest is left as it is.
-  for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_}) h->forget();
+  for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_, &caller_timer_watch_}) h->forget();
   loop_thread_.detach();
   spawner_thread_.detach();
   wake_fd_.reset();
   timer_fd_.reset();
+  caller_timer_fd_.reset();
   dev_null_.reset();
   if (loop_.backend_fd >= 0) close(loop_.backend_fd);
 }
@@ -230,15 +244,45 @@ void Engine::on_wake() {
   if (stop) shut_down();
 }
 
+void Engine::enqueue(Process& proc) noexcept {
+  if (proc.queued.exchange(true)) return;
+  Process* head = queued_head_.load(std::memory_order_relaxed);
+  do {
+    proc.next_queued = head;
+  } while (!queued_head_.compare_exchange_weak(head, &proc, std::memory_order_release, std::memory_order_relaxed));
+}
+
 void Engine::wake_for(Process& proc) noexcept {
-  if (!proc.queued.exchange(true)) {
-    Process* head = queued_head_.load(std::memory_order_relaxed);
-    do {
-      proc.next_queued = head;
-    } while (!queued_head_.compare_exchange_weak(head, &proc, std::memory_order_release,
-                                                 std::memory_order_relaxed));
-  }
+  enqueue(proc);
   wake();
+}
+
+void Engine::wake_for_by(Process& proc, Nanos when) noexcept {
+  // Queued first: a loop that resets the caller timer (on_caller_timer)
+  // after a caller looked at it drains the queue after that.
+  enqueue(proc);
+  Nanos armed = caller_timer_at_.load(std::memory_order_acquire);
+  while (when < armed) {
+    if (!caller_timer_at_.compare_exchange_weak(armed, when, std::memory_order_acq_rel)) continue;
+    // Callers racing may arm in any order: whoever armed a later time than
+    // the earliest recorded arms again, so the earliest is armed last.
+    raise_timer(caller_timer_fd_.get(), when);
+    for (Nanos earliest; (earliest = caller_timer_at_.load(std::memory_order_acquire)) < when;) {
+      when = earliest;
+      raise_timer(caller_timer_fd_.get(), when);
+    }
+    break;
+  }
+}
+
+void Engine::on_caller_timer() {
+  uint64_t expirations;
+  (void)!read(caller_timer_fd_.get(), &expirations, sizeof expirations);
+  // Reset before draining: a caller that saw the old time and armed
+  // nothing queued its process before, so the drain below has it; one that
+  // sees the reset arms the timer anew.
+  caller_timer_at_.store(kNoCallerTimer, std::memory_order_release);
+  on_wake();
 }
 
 void Engine::drain_requests() {
@@ -498,6 +542,7 @@ void Engine::shut_down() {
   deadlines_.clear();
   wake_watch_.close();
   timer_watch_.close();
+  caller_timer_watch_.close();
 }
 
 }  // namespace sup

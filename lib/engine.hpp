@@ -54,6 +54,10 @@ class Engine {
   // Queues proc for Process::handle_requests on the loop. Lock-free and
   // async-signal-safe.
   void wake_for(Process& proc) noexcept;
+  // The same, but the loop need not wake before `when` (monotonic ns): it
+  // handles proc then at the latest, or sooner whenever it wakes anyway.
+  // Lock-free and async-signal-safe.
+  void wake_for_by(Process& proc, Nanos when) noexcept;
 
   // Hands a released process to the loop, which frees it. Allocates nothing.
   void dispose(Process& proc) noexcept;
@@ -83,8 +87,10 @@ class Engine {
   void run_loop();
   void run_spawner();
   void wake() noexcept;
+  void enqueue(Process& proc) noexcept;
   void on_wake();
   void on_timer();
+  void on_caller_timer();
   void program_timer();
   void drain_requests();
   void run_starts();
@@ -99,6 +105,12 @@ class Engine {
   UvHandle<uv_poll_t> wake_watch_;
   UniqueFd timer_fd_;
   UvHandle<uv_poll_t> timer_watch_;
+  // Armed by callers (wake_for_by), never by the loop: the earliest time a
+  // caller needs the loop awake by, in caller_timer_at_ (kNoCallerTimer
+  // when none is armed).
+  UniqueFd caller_timer_fd_;
+  UvHandle<uv_poll_t> caller_timer_watch_;
+  std::atomic<Nanos> caller_timer_at_;
   std::thread loop_thread_;
   std::thread spawner_thread_;
   std::vector<char> read_buffer_;

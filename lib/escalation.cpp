@@ -89,24 +89,45 @@ bool Process::kill_from_caller() noexcept {
   return on_record;
 }
 
-void Process::interrupt_from_caller() noexcept {
+Nanos Process::interrupt_from_caller() noexcept {
   // An interrupt signal of SIGKILL is a kill: the loop sends it, so that
   // the group is never killed twice over by two paths.
-  if (interrupt_signal_ == SIGKILL) return;
-  if (interrupt_latch_.load(std::memory_order_acquire) != 0) return;  // sent already
+  if (interrupt_signal_ == SIGKILL) return 0;
+  if (interrupt_latch_.load(std::memory_order_acquire) != 0) return 0;  // sent already
   int saved_errno = errno;
+  Nanos sent_at = 0;
   if (enter_caller_window()) {
     // Whoever takes the latch sends the interrupt: this caller, another, or
     // the loop (a timeout, a leftover group); it is never sent twice.
     Nanos free = 0;
-    if (interrupt_latch_.compare_exchange_strong(free, now_ns(), std::memory_order_acq_rel)) {
+    const Nanos now = now_ns();
+    if (interrupt_latch_.compare_exchange_strong(free, now, std::memory_order_acq_rel)) {
       kill(-pid_, interrupt_signal_);
       // A stopped process cannot act on the signal until it is continued.
       if (interrupt_signal_ != SIGCONT) kill(-pid_, SIGCONT);
+      sent_at = now;
     }
   }
   leave_caller_window();
   errno = saved_errno;
+  return sent_at;
+}
+
+int Process::request_interrupt(Nanos sent_at) noexcept {
+  if (published_.load(std::memory_order_acquire)) return 1;
+  requests_.fetch_or(kInterrupt);
+  // Most children end within microseconds of the signal, and the loop
+  // adopts the interrupt when it sees that exit. Woken now, it would only
+  // arm the grace's kill, on a CPU the dying child needs (interrupt to
+  // result at p50: 1.29x -> 1.21x the raw kill + pidfd poll, mean of 6
+  // alternating runs); it is woken by the grace's end. Not under
+  // backpressure: a held-back child may need its pipe read at once to say
+  // its last words.
+  if (sent_at != 0 && backpressure_bytes_ == 0)
+    engine_.wake_for_by(*this, sent_at + grace_);
+  else
+    engine_.wake_for(*this);
+  return 0;
 }
 
 bool Process::take_interrupt_latch() noexcept {

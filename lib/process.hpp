@@ -121,8 +121,13 @@ class Process {
   bool kill_from_caller() noexcept;
   // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
   // group from the caller's thread while the main process runs, unless the
-  // loop or another caller sent it already. Async-signal-safe.
-  void interrupt_from_caller() noexcept;
+  // loop or another caller sent it already. Async-signal-safe. Returns when
+  // this call sent it, 0 if it did not.
+  Nanos interrupt_from_caller() noexcept;
+  // sup_interrupt's second step: the loop is to act on the interrupt (arm
+  // the grace's kill), by the grace's end at the latest if this caller sent
+  // it at sent_at (not 0). Async-signal-safe. Returns 1 if already final.
+  int request_interrupt(Nanos sent_at) noexcept;
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);

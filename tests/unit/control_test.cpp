@@ -2,6 +2,7 @@
 // prompt, and powerless over a result that is already final.
 #include <atomic>
 #include <fstream>
+#include <memory>
 
 #include "helpers.hpp"
 
@@ -63,6 +64,38 @@ TEST(Interrupt, SecondInterruptDoesNotRestartGrace) {
   EXPECT_LT(kill_at - term_at, 420.0) << "the second interrupt restarted the grace period";
   EXPECT_EQ(r.str("outcome"), "interrupted");
   EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+}
+
+TEST(Interrupt, EachGraceEndsOnTimeHoweverTheyInterleave) {
+  // The loop is not woken by an interrupt the caller sent, only by the end
+  // of its grace (or the child's exit): with several in flight, the earliest
+  // end must still wake it, whatever order they come in, and one that comes
+  // after the loop woke must be waited for anew.
+  const int graces[] = {600, 150, 350, 100};
+  std::vector<std::unique_ptr<suptest::Proc>> procs;
+  for (int grace : graces)
+    procs.push_back(std::make_unique<suptest::Proc>(
+        sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": " + std::to_string(grace))));
+  for (auto& p : procs) {
+    ASSERT_EQ(p->rc(), 0) << p->error();
+    ASSERT_TRUE(wait_for_output(p->get(), "ready"));
+  }
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sup_interrupt(procs[i]->get()), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // past the earliest end
+  EXPECT_EQ(sup_interrupt(procs[3]->get()), 0);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    suptest::Proc& p = *procs[i];
+    ASSERT_TRUE(p.wait(5000));
+    EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_INTERRUPTED);
+    EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+    int sigs[4];
+    double at[4];
+    ASSERT_EQ(sup_result_signals(p.get(), sigs, at, 4), 2);
+    EXPECT_EQ(sigs[0], SIGTERM);
+    EXPECT_EQ(sigs[1], SIGKILL);
+    EXPECT_GE(at[1] - at[0], graces[i]) << "grace " << graces[i];
+    EXPECT_LT(at[1] - at[0], graces[i] + 150.0) << "grace " << graces[i] << ": the kill came late";
+  }
 }
 
 TEST(Interrupt, StoppedChildStillEndsGracefully) {
