@@ -111,66 +111,6 @@ void Capture::append_tail(const char* data, size_t len) noexcept {
   tail_len_ = std::min(cap, tail_len_ + len);
 }
 
-bool Capture::overwrites_next() const noexcept {
-  return !flattened() && head_len_ == head_limit_ && ring_limit_ > 0 && ring_size_ == ring_limit_ &&
-         tail_len_ == ring_size_;
-}
-
-char* Capture::begin_direct(size_t want, size_t* room) noexcept {
-  *room = 0;
-  if (flattened() || want == 0) return nullptr;
-  // Room within the limits, and how much of it is reserved already: the
-  // buffer only grows through append, by its own rule.
-  auto offer = [&](size_t used, uint64_t limit_room, Direct kind) -> char* {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(want, limit_room));
-    if (n == 0 || cap_ < used || cap_ - used < n) return nullptr;
-    direct_ = kind;
-    direct_at_ = used;
-    direct_room_ = n;
-    *room = n;
-    return buf_.get() + used;
-  };
-  if (head_len_ < head_limit_) return offer(head_len_, head_limit_ - head_len_, Direct::head);
-  if (ring_size_ < ring_limit_) {
-    const size_t used = static_cast<size_t>(head_limit_) + ring_size_;
-    return offer(used, ring_limit_ - ring_size_, Direct::ring_growing);
-  }
-  if (!overwrites_next()) return nullptr;
-  // The oldest bytes of the full ring, up to its end, are given up now.
-  const size_t n = std::min(want, ring_size_ - tail_start_);
-  direct_ = Direct::ring_full;
-  direct_at_ = tail_start_;
-  direct_room_ = n;
-  tail_start_ = (tail_start_ + n) % ring_size_;
-  tail_len_ -= n;
-  *room = n;
-  return ring() + direct_at_;
-}
-
-void Capture::end_direct(size_t written) noexcept {
-  written = std::min(written, direct_room_);
-  total_ += written;
-  switch (direct_) {
-    case Direct::head:
-      head_len_ += written;
-      break;
-    case Direct::ring_growing:
-      ring_size_ += written;
-      tail_len_ += written;
-      break;
-    case Direct::ring_full:
-      // The given-up bytes past what was written are still there, unchanged:
-      // the oldest again.
-      tail_start_ = (direct_at_ + written) % ring_size_;
-      tail_len_ = ring_size_;
-      break;
-    case Direct::none:
-      break;
-  }
-  direct_ = Direct::none;
-  direct_room_ = 0;
-}
-
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
   if (flattened()) {

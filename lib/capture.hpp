@@ -40,21 +40,6 @@ class Capture {
   // as omitted; every byte is still counted.
   void append(const char* data, size_t len) noexcept;
 
-  // Appending in place, without the copy through a read buffer: the next
-  // bytes of the stream are read straight into where they are kept.
-  // begin_direct offers one piece of room for up to `want` bytes (its size
-  // in *room), or nullptr when append must be used instead (the buffer
-  // would have to grow, or nothing is kept). Where the next bytes replace
-  // kept ones (a full ring), those are given up at once, before the caller
-  // writes, so that a reader never sees bytes being overwritten: the caller
-  // then asks for no more than will surely come (FIONREAD). end_direct
-  // takes the count written, 0 to *room; what was given up and not
-  // overwritten is kept again. Both under the lock readers take; nothing
-  // else may be appended in between.
-  bool overwrites_next() const noexcept;
-  char* begin_direct(size_t want, size_t* room) noexcept;
-  void end_direct(size_t written) noexcept;
-
   uint64_t total() const noexcept { return total_; }
   uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }
@@ -137,11 +122,6 @@ class Capture {
   size_t flat_head_ = 0;
   size_t flat_size_ = 0;
   std::string returned_;
-  // Between begin_direct and end_direct: where the room is.
-  enum class Direct { none, head, ring_growing, ring_full };
-  Direct direct_ = Direct::none;
-  size_t direct_at_ = 0;
-  size_t direct_room_ = 0;
 };
 
 // Rotates the n bytes at p left by k, in place (block swaps through a small

@@ -2,12 +2,10 @@
 // the idle timeout, backpressure for live readers, and feeding stdin data.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -134,48 +132,22 @@ void Process::on_output_ready(OutputPipe& pipe) {
 }
 
 bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
-  char* scratch = engine_.read_buffer();
+  char* buf = engine_.read_buffer();
   const size_t cap = engine_.read_buffer_size();
   for (int i = 0; i < max_reads; ++i) {
     if (pipe.paused) return true;
-    // Read straight into where the bytes are kept when that is one piece of
-    // room already reserved (a long output, past its first reads): no second
-    // copy through the scratch buffer. Where they replace kept bytes, no
-    // more is asked for than the pipe holds, so that exactly what was given
-    // up is overwritten.
-    size_t want = cap;
-    bool empties = false;  // reading `want` bytes empties the pipe
-    if (pipe.capture.overwrites_next()) {
-      int ready = 0;
-      want = ioctl(pipe.fd.get(), FIONREAD, &ready) == 0 && ready > 0 ? std::min(cap, size_t(ready)) : 0;
-      empties = want > 0 && want < cap;
-    }
-    char* direct = nullptr;
-    size_t len = cap;
-    if (want > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      direct = pipe.capture.begin_direct(want, &len);
-    }
-    if (direct == nullptr) len = cap;
-    ssize_t n = read(pipe.fd.get(), direct != nullptr ? direct : scratch, len);
+    ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (direct != nullptr)
-          pipe.capture.end_direct(static_cast<size_t>(n));
-        else
-          pipe.capture.append(scratch, static_cast<size_t>(n));
+        pipe.capture.append(buf, static_cast<size_t>(n));
         signal_ready(pipe);
         if (waiters_ > 0) changed_.notify_all();
       }
       hold_back_if_needed(pipe);
-      if ((static_cast<size_t>(n) < len || (direct != nullptr && empties)) && !until_empty) return true;
+      if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
-    }
-    if (direct != nullptr) {
-      std::lock_guard<std::mutex> lock(mu_);
-      pipe.capture.end_direct(0);
     }
     if (n == 0) return false;
     if (errno == EINTR) continue;

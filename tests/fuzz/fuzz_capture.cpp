@@ -11,10 +11,7 @@
 //           bit 4: flatten() before the second round of checks;
 //           bits 5-7: 0, or a memory budget of (bits 5-7) * 700 - 600 bytes
 //           the buffer may not grow past (the host out of memory)
-//   [5..]   the chunk sizes, one byte each (clamped to what is left); an odd
-//           one is written in place (begin_direct/end_direct, as the loop
-//           reads a pipe), each piece (bits 1-2) bytes short of the room
-//           offered when that leaves some, as a short read would
+//   [5..]   the chunk sizes, one byte each (clamped to what is left)
 //   rest    the stream's bytes; what the chunk sizes leave is appended last
 #include <cjson/cJSON.h>
 
@@ -220,43 +217,6 @@ void check_json(sup::Capture& c, const std::string& stream, size_t head) {
 
 size_t g_budget = SIZE_MAX;
 
-// While bytes are being written in place: every kept byte a reader can get
-// is the stream's byte at its offset, none of the ones being overwritten.
-void check_visible(const sup::Capture& c, const std::string& fed) {
-  CHECK(c.total() == fed.size());
-  char buf[4096];
-  uint64_t pos = 0;
-  for (int calls = 0;; ++calls) {
-    CHECK(calls <= static_cast<int>(fed.size()) + 2);
-    size_t n = c.read_at(&pos, buf, sizeof buf);
-    if (n == 0) break;
-    CHECK(pos <= fed.size());
-    CHECK(std::memcmp(buf, fed.data() + (pos - n), n) == 0);
-  }
-}
-
-// Feeds len bytes at stream[fed] as the loop feeds a pipe's bytes in place.
-void feed_in_place(sup::Capture& c, const std::string& stream, size_t fed, size_t len, size_t short_by) {
-  const size_t end = fed + len;
-  while (fed < end) {
-    size_t room = 0;
-    char* into = c.begin_direct(end - fed, &room);
-    if (into == nullptr) {
-      CHECK(room == 0);
-      c.append(stream.data() + fed, end - fed);
-      return;
-    }
-    CHECK(room > 0 && room <= end - fed);
-    const size_t n = room > short_by ? room - short_by : room;
-    // Half written, as the kernel leaves it mid-read.
-    std::memset(into, 0xA5, n);
-    check_visible(c, stream.substr(0, fed));
-    std::memcpy(into, stream.data() + fed, n);
-    c.end_direct(n);
-    fed += n;
-  }
-}
-
 void* realloc_within_budget(void* p, size_t n) { return n <= g_budget ? std::realloc(p, n) : nullptr; }
 
 }  // namespace
@@ -286,13 +246,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sup::Capture c(limit, retain, realloc_within_budget);
   size_t fed = 0;
   for (size_t len : chunks) {
-    const bool in_place = (len & 1) != 0;
-    const size_t short_by = (len >> 1) & 3;
     len = std::min(len, stream.size() - fed);
-    if (in_place)
-      feed_in_place(c, stream, fed, len, short_by);
-    else
-      c.append(stream.data() + fed, len);
+    c.append(stream.data() + fed, len);
     fed += len;
   }
   c.append(stream.data() + fed, stream.size() - fed);

@@ -316,9 +316,9 @@ TEST(LiveOutput, ReaderSkipsWhatWasDropped) {
 
 TEST(LiveOutput, AReaderRacingAWrappingRingGetsOnlyTrueBytes) {
   // 16 MB of 8-byte records "NNNNNNN\n" through a 64 KiB limit: the ring
-  // (32 KiB) wraps hundreds of times while the loop reads the pipe straight
-  // into it and a reader reads it. Every byte the reader gets must be the
-  // stream's byte at its offset, never one half overwritten.
+  // (32 KiB) wraps hundreds of times while the loop appends to it and a
+  // reader reads it. Every byte the reader gets must be the stream's byte at
+  // its offset, never one half overwritten.
   constexpr uint64_t kRecords = 2000000, kTotal = kRecords * 8;
   auto expected_at = [](uint64_t offset) {
     const uint64_t k = offset % 8;
