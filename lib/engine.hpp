@@ -2,7 +2,9 @@
 // watches every pidfd, pipe and deadline and runs whether or not the host
 // calls in; the spawner thread clones every child, so that a child whose exec
 // or chdir is slow (a FUSE cwd, an automount) stalls no other child's
-// supervision. API threads reach the loop through one eventfd.
+// supervision. API threads reach the loop through one eventfd, or, for a
+// request that can wait (an interrupt the caller sent itself), through a
+// timerfd they arm for when it must be handled.
 #pragma once
 
 #include <uv.h>
