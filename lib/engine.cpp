@@ -231,6 +231,10 @@ void Engine::wake() noexcept {
 void Engine::on_wake() {
   uint64_t count;
   (void)!read(wake_fd_.get(), &count, sizeof count);
+  run_pending();
+}
+
+void Engine::run_pending() {
   // Starts first: a request latched before its process was started is
   // handled by start() itself.
   run_starts();
@@ -262,16 +266,15 @@ void Engine::wake_for_by(Process& proc, Nanos when) noexcept {
   // after a caller looked at it drains the queue after that.
   enqueue(proc);
   Nanos armed = caller_timer_at_.load(std::memory_order_acquire);
-  while (when < armed) {
-    if (!caller_timer_at_.compare_exchange_weak(armed, when, std::memory_order_acq_rel)) continue;
-    // Callers racing may arm in any order: whoever armed a later time than
-    // the earliest recorded arms again, so the earliest is armed last.
+  do {
+    if (when >= armed) return;  // an earlier wake-up is armed already
+  } while (!caller_timer_at_.compare_exchange_weak(armed, when, std::memory_order_acq_rel));
+  // Callers racing may arm in any order: whoever armed a later time than
+  // the earliest recorded arms again, so the earliest is armed last.
+  raise_timer(caller_timer_fd_.get(), when);
+  for (Nanos earliest; (earliest = caller_timer_at_.load(std::memory_order_acquire)) < when;) {
+    when = earliest;
     raise_timer(caller_timer_fd_.get(), when);
-    for (Nanos earliest; (earliest = caller_timer_at_.load(std::memory_order_acquire)) < when;) {
-      when = earliest;
-      raise_timer(caller_timer_fd_.get(), when);
-    }
-    break;
   }
 }
 
@@ -282,7 +285,7 @@ void Engine::on_caller_timer() {
   // nothing queued its process before, so the drain below has it; one that
   // sees the reset arms the timer anew.
   caller_timer_at_.store(kNoCallerTimer, std::memory_order_release);
-  on_wake();
+  run_pending();
 }
 
 void Engine::drain_requests() {

@@ -91,6 +91,9 @@ class Engine {
   void wake() noexcept;
   void enqueue(Process& proc) noexcept;
   void on_wake();
+  // What API threads left for the loop: starts, requests, disposals, and
+  // the engine's end.
+  void run_pending();
   void on_timer();
   void on_caller_timer();
   void program_timer();

@@ -114,8 +114,6 @@ Nanos Process::interrupt_from_caller() noexcept {
 }
 
 int Process::request_interrupt(Nanos sent_at) noexcept {
-  if (published_.load(std::memory_order_acquire)) return 1;
-  requests_.fetch_or(kInterrupt);
   // Most children end within microseconds of the signal, and the loop
   // adopts the interrupt when it sees that exit. Woken now, it would only
   // arm the grace's kill, on a CPU the dying child needs (interrupt to
@@ -123,11 +121,8 @@ int Process::request_interrupt(Nanos sent_at) noexcept {
   // alternating runs); it is woken by the grace's end. Not under
   // backpressure: a held-back child may need its pipe read at once to say
   // its last words.
-  if (sent_at != 0 && backpressure_bytes_ == 0)
-    engine_.wake_for_by(*this, sent_at + grace_);
-  else
-    engine_.wake_for(*this);
-  return 0;
+  const bool can_wait = sent_at != 0 && backpressure_bytes_ == 0;
+  return request(kInterrupt, can_wait ? sent_at + grace_ : 0);
 }
 
 bool Process::take_interrupt_latch() noexcept {

@@ -94,10 +94,13 @@ bool Process::pin() noexcept {
   return false;
 }
 
-int Process::request(unsigned bits) noexcept {
+int Process::request(unsigned bits, Nanos wake_by) noexcept {
   if (published_.load(std::memory_order_acquire)) return 1;
   requests_.fetch_or(bits);
-  engine_.wake_for(*this);
+  if (wake_by != 0)
+    engine_.wake_for_by(*this, wake_by);
+  else
+    engine_.wake_for(*this);
   return 0;
 }
 

@@ -110,8 +110,9 @@ class Process {
   void unpin() noexcept { pins_.fetch_sub(1); }
   bool released() const noexcept { return released_.load(); }
   pid_t pid() const noexcept { return pid_; }
+  // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
   // Async-signal-safe. Returns 1 if already final, else 0.
-  int request(unsigned bits) noexcept;
+  int request(unsigned bits, Nanos wake_by = 0) noexcept;
   // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when

@@ -98,6 +98,29 @@ TEST(Interrupt, EachGraceEndsOnTimeHoweverTheyInterleave) {
   }
 }
 
+TEST(Interrupt, AHeldBackChildCanSayItsLastWords) {
+  // Nobody reads, so backpressure holds stdout back and the shell blocks
+  // writing to it. The interrupt must get its pipe read again at once (the
+  // loop is woken for it, not left asleep until the grace's end), so that
+  // the write finishes, the trap runs and its words come out.
+  SPAWN(p, sh("trap 'echo bye; exit 0' TERM; while :; do printf '%01000d' 0; done",
+              "\"backpressure_bytes\": 4096, \"grace_ms\": 3000"));
+  auto total = [&] { return sup_output_total(p.get(), SUP_STDOUT); };
+  ASSERT_TRUE(suptest::eventually([&] {
+    int64_t before = total();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return before > 4096 && total() == before;
+  }, 5000)) << "not held back: " << total();
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  ASSERT_TRUE(p.wait(5000));
+  EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_INTERRUPTED);
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0) << "held back until the grace ran out";
+  EXPECT_EQ(sup_result_exit_code(p.get()), 0);
+  const std::string out = p.output(SUP_STDOUT);
+  ASSERT_GE(out.size(), 4u);
+  EXPECT_EQ(out.substr(out.size() - 4), "bye\n");
+}
+
 TEST(Interrupt, StoppedChildStillEndsGracefully) {
   SPAWN(p, sh("trap 'echo continued; exit 3' TERM; kill -STOP $$; echo never"));
   pid_t pid = sup_pid(p.get());
