@@ -511,6 +511,7 @@ void Engine::run_disposals() {
       continue;
     }
     live_.erase(p);
+    p->before_disposal();
     delete p;
   }
   if (later == nullptr) return;

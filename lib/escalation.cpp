@@ -48,6 +48,11 @@ bool Process::leader_exited_now() {
   return true;
 }
 
+bool Process::exit_shows() const noexcept {
+  pollfd exited{pidfd_.get(), POLLIN, 0};
+  return poll(&exited, 1, 0) > 0;
+}
+
 void Process::await_leader_exit() {
   pollfd exited{pidfd_.get(), POLLIN, 0};
   while (poll(&exited, 1, -1) < 0 && errno == EINTR) {
@@ -209,6 +214,15 @@ void Process::after_leader_exit() {
 }
 
 void Process::handle_requests() {
+  std::lock_guard<std::mutex> work(work_mu_);
+  if (final_on_loop()) {
+    requests_.store(0);
+    return;
+  }
+  handle_requests_locked();
+}
+
+void Process::handle_requests_locked() {
   if (loop_ == nullptr) return;  // not started yet: start() comes back for them
   unsigned bits = requests_.exchange(0);
   adopt_caller_signals();
@@ -233,6 +247,8 @@ void Process::handle_requests() {
 }
 
 void Process::on_deadline() {
+  std::lock_guard<std::mutex> work(work_mu_);
+  if (final_on_loop()) return;
   adopt_caller_signals();
   Nanos now = now_ns();
   if (lifecycle_ == Lifecycle::running) {

@@ -31,6 +31,8 @@ constexpr Nanos kExitAfterEofWait = 30'000;
 
 void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   auto* self = static_cast<Process*>(handle->data);
+  std::lock_guard<std::mutex> work(self->work_mu_);
+  if (self->final_on_loop()) return;
   self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
 }
 
@@ -48,14 +50,21 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
 }
 
 void Process::start(uv_loop_t* loop, bool tracked) noexcept {
+  std::lock_guard<std::mutex> work(work_mu_);
   loop_ = loop;
   if (!tracked) {
     end_unstarted();
     return;
   }
   try {
-    start_watch(exit_watch_, pidfd_.get(), UV_READABLE,
-                [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_leader_exit(); }, "pidfd");
+    start_watch(
+        exit_watch_, pidfd_.get(), UV_READABLE,
+        [](uv_poll_t* h, int, int) {
+          auto* self = static_cast<Process*>(h->data);
+          std::lock_guard<std::mutex> work(self->work_mu_);
+          if (!self->final_on_loop()) self->on_leader_exit();
+        },
+        "pidfd");
     start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
     start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
     if (stdin_fd_.valid()) feed_stdin();
@@ -65,7 +74,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     return;
   }
   // What callers asked for before the loop had the process.
-  if (requests_.load() != 0) handle_requests();
+  if (requests_.load() != 0) handle_requests_locked();
 }
 
 void Process::end_unstarted() noexcept {
@@ -104,39 +113,42 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // A few reads per wakeup: enough to drain a full pipe, not so many that a
   // firehose on one child starves the others on the loop.
   constexpr int kReadsPerWakeup = 4;
-  if (!read_pipe(pipe, kReadsPerWakeup)) {
-    // The last pipe to close after the main process: publish first, and let
-    // finish() close it (the caller is waiting for the result).
-    const OutputPipe& other = &pipe == &out_ ? err_ : out_;
-    if (lifecycle_ == Lifecycle::draining && !other.open()) {
-      finish();
+  if (read_pipe(pipe, kReadsPerWakeup)) return;
+  // The last pipe to close after the main process: publish first, and let
+  // finish() close it (the caller is waiting for the result).
+  const OutputPipe& other = &pipe == &out_ ? err_ : out_;
+  if (lifecycle_ == Lifecycle::draining && !other.open()) {
+    finish();
+    return;
+  }
+  close_pipe(pipe);
+  if (lifecycle_ == Lifecycle::running && !out_.open() && !err_.open() &&
+      exit_waiters_.load(std::memory_order_acquire) == 0) {
+    // Both pipes at EOF: almost always the main process exiting, which the
+    // kernel shows on the pidfd a few microseconds after it closes the
+    // files. With nobody in sup_poll for it (a caller waiting on sup_fd, or
+    // none), the exit is waited for awake here and handled in this wake-up
+    // instead of the next (sup_abort to result: 1.30x -> 1.17x the raw kill
+    // + pidfd poll at p50, mean of 8 alternating runs). A caller in sup_poll
+    // finishes the process itself (finish_from_caller), which this wait
+    // would only hold up. A child that closed its output and runs on costs
+    // the loop this once.
+    adopt_caller_signals();
+    bool shown = false;
+    yield_until(now_ns(), kExitAfterEofWait, [&] { return shown = exit_shows(); });
+    if (shown && leader_exited_now()) {
+      leader_gone();
       return;
     }
-    close_pipe(pipe);
-    if (lifecycle_ == Lifecycle::running && !out_.open() && !err_.open()) {
-      // Both pipes at EOF: almost always the main process exiting, which
-      // the kernel makes visible on the pidfd a few microseconds after it
-      // closes the files. Waited for awake here, the exit is handled in
-      // this wake-up instead of the next (sup_abort to result: 1.30x ->
-      // 1.17x the raw kill + pidfd poll at p50, mean of 8 alternating runs).
-      // A child that closed its output and runs on costs the loop this once.
-      // Watched on the pidfd, which needs no lock, not by waitid, which
-      // takes the tasklist lock the exiting child needs for exit_notify.
-      adopt_caller_signals();
-      pollfd exit_shown{pidfd_.get(), POLLIN, 0};
-      yield_until(now_ns(), kExitAfterEofWait, [&] { return poll(&exit_shown, 1, 0) > 0; });
-      if (exit_shown.revents != 0 && leader_exited_now()) {
-        leader_gone();
-        return;
-      }
-    }
-    maybe_finish();
   }
+  maybe_finish();
 }
 
 bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
-  char* buf = engine_.read_buffer();
-  const size_t cap = engine_.read_buffer_size();
+  return read_pipe(pipe, engine_.read_buffer(), engine_.read_buffer_size(), max_reads, until_empty);
+}
+
+bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty) {
   for (int i = 0; i < max_reads; ++i) {
     if (pipe.paused) return true;
     ssize_t n = read(pipe.fd.get(), buf, cap);
@@ -216,8 +228,14 @@ void Process::resume_held_back() {
 void Process::feed_stdin() {
   on_stdin_writable();
   if (!stdin_fd_.valid()) return;
-  start_watch(stdin_watch_, stdin_fd_.get(), UV_WRITABLE,
-              [](uv_poll_t* h, int, int) { static_cast<Process*>(h->data)->on_stdin_writable(); }, "stdin");
+  start_watch(
+      stdin_watch_, stdin_fd_.get(), UV_WRITABLE,
+      [](uv_poll_t* h, int, int) {
+        auto* self = static_cast<Process*>(h->data);
+        std::lock_guard<std::mutex> work(self->work_mu_);
+        if (!self->final_on_loop()) self->on_stdin_writable();
+      },
+      "stdin");
 }
 
 void Process::on_stdin_writable() {

@@ -115,12 +115,14 @@ int Process::wait_final(int timeout_ms) {
 
 int Process::wait_leader_exit(int timeout_ms) {
   // The caller sleeps on the main process's exit itself, so that it wakes
-  // with the loop thread instead of after it: the loop then takes a few
-  // microseconds to drain the pipes and publish, which the caller waits out
-  // awake. Woken by the loop instead, it would pay a second wake-up in
-  // series (measured: 29 us at p50 on a 2-CPU VM; the whole abort-to-result
-  // path went from 1.26x to 1.10x the raw kill + pidfd poll). A release
-  // meanwhile ends the main process, which wakes this too.
+  // with the loop thread instead of after it. Woken by the loop instead, it
+  // would pay a second wake-up in series (measured: 29 us at p50 on a 2-CPU
+  // VM; the whole abort-to-result path went from 1.26x to 1.10x the raw
+  // kill + pidfd poll). Awake, it finishes the process itself unless the
+  // loop is at it: the loop was often still waking on another CPU, or
+  // runnable behind this thread on its own (sup_abort and sup_interrupt to
+  // result: 0.89-0.92x the previous library, both load orders, 1,000 each).
+  // A release meanwhile ends the main process, which wakes this too.
   int fd;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -131,16 +133,19 @@ int Process::wait_leader_exit(int timeout_ms) {
   }
   if (fd < 0) return timeout_ms;  // out of fds: the condition variable alone
   const Nanos start = now_ns();
+  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
   pollfd exited{fd, POLLIN, 0};
   int rc;
   while ((rc = poll(&exited, 1, timeout_ms)) < 0 && errno == EINTR) {
   }
   close(fd);
   Nanos now = now_ns();
-  // Exited: the result is microseconds away, unless something the main
-  // process left holds the pipes; then, after kAwakeWait, the condition
-  // variable.
-  if (rc > 0) now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
+  // Exited: the result is this thread's to make, or microseconds away,
+  // unless something the main process left holds the pipes; then, after
+  // kAwakeWait, the condition variable.
+  if (rc > 0 && !is_final() && !released() && !finish_from_caller())
+    now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
+  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
   if (timeout_ms < 0) return -1;
   const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
   // Rounded up: the condition variable's wait must not end before the
@@ -273,9 +278,15 @@ void Process::release() {
     engine_.wake_for(*this);
   }
   {
-    // Final, and the main process reaped (just after the result was
-    // published): no zombie outlives the handle. The reap is microseconds
-    // behind the result, so it is waited for awake first (kAwakeWait).
+    // Final, and the main process reaped: no zombie outlives the handle.
+    // After a caller's finish (finish_from_caller) the reap is the loop's
+    // next step; this thread does it if the loop is not at the process. Else
+    // it is microseconds behind the result, and waited for awake first
+    // (kAwakeWait).
+    if (is_final() && !reaped_.load(std::memory_order_acquire)) {
+      std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+      if (work.owns_lock()) reap();
+    }
     yield_until(now_ns(), kAwakeWait, [this] { return reaped_.load(std::memory_order_acquire); });
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [this] { return reaped_.load(std::memory_order_relaxed); });

@@ -1,7 +1,8 @@
 // One supervised child. The loop thread drives it (output.cpp reads the pipes
 // and tracks activity, escalation.cpp owns the deadline and the signals,
-// result.cpp decides the outcome and builds the result); API threads only read
-// its shared state under mu_ or latch requests through atomics.
+// result.cpp decides the outcome and builds the result); API threads read its
+// shared state under mu_ or latch requests through atomics, and a waiting
+// caller that sees the main process exit first may finish it under work_mu_.
 #pragma once
 
 #include <sys/resource.h>
@@ -117,8 +118,9 @@ class Process {
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when
   // it found the main process running and a caller's kill is now on record
-  // (this call's, or one racing it): the loop adopts it whenever it next
-  // looks at the process, at the latest when it sees the main process exit.
+  // (this call's, or one racing it): the loop (or a caller finishing the
+  // process) adopts it whenever it next looks at the process, at the latest
+  // when it sees the main process exit.
   bool kill_from_caller() noexcept;
   // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
   // group from the caller's thread while the main process runs, unless the
@@ -132,9 +134,18 @@ class Process {
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
-  // wait_final's first step: sleeps on the main process's exit, then spins
-  // briefly for the result. Returns what is left of timeout_ms.
+  // wait_final's first step: sleeps on the main process's exit, finishes
+  // the process if it can (finish_from_caller), else spins briefly for the
+  // loop's result. Returns what is left of timeout_ms.
   int wait_leader_exit(int timeout_ms);
+  // The main process has exited and this caller woke first: unless the loop
+  // is at the process (work_mu_ taken), drains the pipes, decides and
+  // publishes the result on this thread; the loop reaps and closes what is
+  // left when it next looks (tear_down), unless sup_release reaps first.
+  // Only where nothing needs the loop: no terminal to hand back, nothing
+  // held back, and both pipes at EOF (what the main process left may hold
+  // them). Returns true if final.
+  bool finish_from_caller();
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
@@ -180,6 +191,9 @@ class Process {
   void handle_requests();
   // Library shutdown: kill, reap and publish now, whatever the state.
   void shutdown();
+  // Before the engine frees a released process: what a caller's finish left
+  // open is closed (it is final by then).
+  void before_disposal() noexcept;
 
   // The engine's lock-free list of processes with new requests.
   std::atomic<bool> queued{false};
@@ -193,6 +207,11 @@ class Process {
   void on_deadline();
 
  private:
+  // Every loop-thread entry (the engine's calls above, the watches'
+  // callbacks) holds work_mu_ and first calls this: a process a caller
+  // finished meanwhile is only torn down. Returns true if final.
+  bool final_on_loop() noexcept;
+  void handle_requests_locked();
   // output.cpp
   void end_unstarted() noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
@@ -202,6 +221,8 @@ class Process {
   // the loop unless until_empty, which goes on to EAGAIN (proof that a
   // writer is still there) or EOF.
   bool read_pipe(OutputPipe& pipe, int max_reads, bool until_empty = false);
+  // The same into buf: the engine's read buffer is the loop thread's.
+  bool read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
   void close_pipe(OutputPipe& pipe);
   void hold_back_if_needed(OutputPipe& pipe);
   void resume_held_back();
@@ -217,6 +238,9 @@ class Process {
   // escalation.cpp
   void arm_deadline();
   bool leader_exited_now();
+  // The pidfd shows the exit (no lock taken, unlike waitid's tasklist lock,
+  // which the exiting child needs for exit_notify).
+  bool exit_shows() const noexcept;
   // Blocks until the leader has exited (after a SIGKILL): libuv made the
   // pidfd non-blocking, so a bare waitid would not wait.
   void await_leader_exit();
@@ -249,7 +273,17 @@ class Process {
 
   // result.cpp
   void maybe_finish();
+  // publish_final, then tear_down.
   void finish();
+  // The result decided and published, the main process not yet reaped. On
+  // the loop thread, or a caller's (finish_from_caller), under work_mu_.
+  void publish_final();
+  // Reaps, closes the watches, pipes and pidfd, and drops the deadline: the
+  // loop thread's part of the end, once. After publish_final.
+  void tear_down() noexcept;
+  // The main process's zombie, once final: by tear_down, or by sup_release
+  // on the caller's thread when the loop has not come to it yet.
+  void reap() noexcept;
   void publish(Result&& result);
   int decide_outcome() const noexcept;
   // Into result_json_, moving large kept bytes into it (result.cpp).
@@ -286,11 +320,18 @@ class Process {
   // Set by launched(), before the caller has the handle, then immutable.
   pid_t pid_ = 0;
 
-  // Loop thread only, from start() on (launched() sets the descriptors
-  // first). Null until start(): handle_requests leaves requests latched.
+  // Held by the loop thread in every entry, and by a caller finishing the
+  // process (finish_from_caller): what follows, to tear_down, is under it
+  // from start() on (launched() sets the descriptors first). Never taken
+  // while holding mu_. libuv handles and the engine's deadline set are the
+  // loop thread's alone: a caller never touches them.
+  std::mutex work_mu_;
+  // Null until start(): handle_requests leaves requests latched, and a
+  // caller finishes nothing.
   uv_loop_t* loop_ = nullptr;
+  bool torn_down_ = false;
   // Also read by callers: wait_leader_exit duplicates it under mu_ while not
-  // final, and finish() closes it under mu_.
+  // final, and tear_down() closes it under mu_.
   UniqueFd pidfd_;
   UvHandle<uv_poll_t> exit_watch_;
   UniqueFd stdin_fd_;
@@ -333,9 +374,12 @@ class Process {
   static constexpr Nanos kLatchClosed = -1;
   std::atomic<Nanos> interrupt_latch_{0};
   std::atomic<bool> published_{false};
-  // Set by finish() after the reap, under mu_ so that a waiter on changed_
+  // Set by reap() after the reap, under mu_ so that a waiter on changed_
   // cannot miss it; read without the lock by sup_release's short spin.
   std::atomic<bool> reaped_{false};
+  // Callers in wait_leader_exit: awake for the result once the main process
+  // exits, often runnable on the loop thread's CPU behind it.
+  std::atomic<int> exit_waiters_{0};
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then

@@ -54,6 +54,14 @@ int Process::decide_outcome() const noexcept {
 
 void Process::finish() {
   if (lifecycle_ == Lifecycle::final) return;
+  publish_final();
+  // A caller woken by the same exit is often runnable on this CPU, behind
+  // this thread: the result is its at once, the reap and the closing after.
+  if (exit_waiters_.load(std::memory_order_acquire) > 0) sched_yield();
+  tear_down();
+}
+
+void Process::publish_final() {
   // From here the leader may be reaped and its pid reused: no caller may
   // signal the group any more, and one inside kill_from_caller's window
   // leaves it within a system call.
@@ -85,6 +93,10 @@ void Process::finish() {
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
   // 8-9 us of the time from exit to result. sup_release waits for it.
   publish(std::move(r));
+}
+
+void Process::reap() noexcept {
+  if (reaped_.load(std::memory_order_relaxed)) return;
   if (!status_lost_) {
     siginfo_t reaped{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
@@ -94,7 +106,14 @@ void Process::finish() {
     reaped_.store(true, std::memory_order_release);
   }
   changed_.notify_all();  // a releasing thread; no system call without one
+}
 
+void Process::tear_down() noexcept {
+  if (torn_down_) return;
+  torn_down_ = true;
+  // After a caller's finish the zombie keeps the pidfd readable: the loop
+  // is woken for this at once, unless sup_release reaped it first.
+  reap();
   exit_watch_.close();
   engine_.clear_deadline(*this);
   close_pipe(out_);
@@ -103,6 +122,45 @@ void Process::finish() {
   std::lock_guard<std::mutex> lock(mu_);
   pidfd_.reset();
   flatten_kept();
+}
+
+bool Process::final_on_loop() noexcept {
+  if (lifecycle_ != Lifecycle::final) return false;
+  tear_down();
+  return true;
+}
+
+void Process::before_disposal() noexcept {
+  std::lock_guard<std::mutex> work(work_mu_);
+  final_on_loop();
+}
+
+bool Process::finish_from_caller() {
+  std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+  // The loop is at the process: its result is microseconds away.
+  if (!work.owns_lock()) return false;
+  if (loop_ == nullptr || lifecycle_ != Lifecycle::running) return lifecycle_ == Lifecycle::final;
+  // A terminal to hand back (tcsetpgrp from a thread that may not block
+  // SIGTTOU), a stream held back (its watch is the loop's to restart), or
+  // the main process still running: the loop's.
+  if (tty_fd_.valid() || any_held_back()) return false;
+  adopt_caller_signals();
+  if (!leader_exited_now()) return false;
+  // Nothing is held back, so this touches no watch: it only marks the
+  // backpressure lifted, as the loop does once the main process is gone.
+  lift_backpressure();
+  // What the main process wrote last, to EOF. A pipe that something the
+  // main process left still holds, or a writer too fast to catch up with
+  // here, is left to the loop: the bytes read so far are in the capture,
+  // in order, as the loop would have put them there.
+  constexpr size_t kChunk = 16 * 1024;
+  constexpr int kMaxReads = 64;
+  char buf[kChunk];
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->open() && read_pipe(*pipe, buf, sizeof buf, kMaxReads, /*until_empty=*/true)) return false;
+  lifecycle_ = Lifecycle::draining;
+  publish_final();
+  return true;
 }
 
 void Process::publish(Result&& r) {
@@ -121,7 +179,8 @@ void Process::publish(Result&& r) {
 }
 
 void Process::shutdown() {
-  if (lifecycle_ == Lifecycle::final) return;
+  std::lock_guard<std::mutex> work(work_mu_);
+  if (final_on_loop()) return;
   adopt_caller_signals();
   if (lifecycle_ == Lifecycle::running) {
     cause_ = std::max(cause_, Cause::aborted);

@@ -1,4 +1,8 @@
 // Many children at once from many threads, and nothing that grows with use.
+#include <sys/wait.h>
+
+#include <cerrno>
+
 #include "helpers.hpp"
 
 namespace {
@@ -70,6 +74,84 @@ TEST(Stress, ReleaseWhileRunningFromManyThreads) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(released.load(), 40);
+}
+
+// Whichever thread sees the exit first ends the process: the loop, or a
+// caller in sup_poll (which then reads the pipes' last bytes, publishes and
+// leaves the closing to the loop). Every waiter gets the same whole result,
+// and nothing (zombie, fd) is left once the handle is released.
+TEST(Stress, WaitersThatSeeTheExitFirstLoseNothingAndLeaveNothing) {
+  {
+    SPAWN(warm, "{\"argv\": [\"true\"]}");
+    ASSERT_TRUE(warm.wait());
+  }
+  int fds_before = suptest::open_fds();
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    int now = suptest::open_fds();
+    if (now == fds_before) break;
+    fds_before = now;
+  }
+  // More than a pipe holds (64 KiB), written just before the exit, by
+  // several children at once: the loop is busy with the others when one
+  // exits, and the last of its output is often still in the pipe.
+  std::string expected_out;
+  for (int n = 1; n <= 30000; ++n) expected_out += std::to_string(n) + "\n";
+  const std::string spec = suptest::sh("seq 1 30000; echo last words >&2; exit 7");
+  constexpr int kAtOnce = 8;
+  for (int round = 0; round < 10; ++round) {
+    std::vector<sup_proc*> procs(kAtOnce, nullptr);
+    for (auto& p : procs) ASSERT_EQ(sup_spawn(spec.c_str(), &p), 0);
+    std::atomic<int> finals{0};
+    std::vector<std::thread> waiters;
+    for (sup_proc* p : procs)
+      for (int w = 0; w < 2; ++w)
+        waiters.emplace_back([&finals, p] {
+          if (sup_poll(p, 10000) == 1) ++finals;
+        });
+    for (auto& t : waiters) t.join();
+    EXPECT_EQ(finals.load(), 2 * kAtOnce);
+    for (sup_proc* p : procs) {
+      const pid_t pid = sup_pid(p);
+      EXPECT_EQ(sup_result_outcome(p), SUP_OUTCOME_EXITED);
+      EXPECT_EQ(sup_result_exit_code(p), 7);
+      size_t len = 0;
+      const char* out = sup_result_output(p, SUP_STDOUT, &len);
+      ASSERT_NE(out, nullptr);
+      EXPECT_TRUE(std::string(out, len) == expected_out) << "round " << round << ": " << len << " bytes";
+      const char* err = sup_result_output(p, SUP_STDERR, &len);
+      ASSERT_NE(err, nullptr);
+      EXPECT_EQ(std::string(err, len), "last words\n");
+      sup_release(p);
+      // Reaped by the time release returns: no longer our child.
+      siginfo_t info{};
+      EXPECT_EQ(waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG), -1);
+      EXPECT_EQ(errno, ECHILD);
+    }
+  }
+  EXPECT_TRUE(suptest::eventually([&] { return suptest::open_fds() == fds_before; }))
+      << suptest::open_fds() << " fds, was " << fds_before;
+}
+
+// An abort from one thread while another waits in sup_poll: the waiter may
+// end the process itself, and the outcome is still the abort's.
+TEST(Stress, AnAbortWhileAnotherThreadWaitsIsStillAnAbort) {
+  for (int round = 0; round < 40; ++round) {
+    sup_proc* p = nullptr;
+    ASSERT_EQ(sup_spawn(suptest::sh("echo started; exec sleep 30").c_str(), &p), 0);
+    ASSERT_EQ(sup_output_wait(p, 0, 0, 10000), 1);  // running, and said so
+    std::thread waiter([p] { EXPECT_EQ(sup_poll(p, 10000), 1); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 3));
+    EXPECT_EQ(sup_abort(p), 0);
+    waiter.join();
+    ASSERT_EQ(sup_poll(p, 0), 1);
+    EXPECT_EQ(sup_result_outcome(p), SUP_OUTCOME_ABORTED) << sup_result(p);
+    EXPECT_EQ(sup_result_term_signal(p), SIGKILL);
+    size_t len = 0;
+    const char* out = sup_result_output(p, SUP_STDOUT, &len);
+    EXPECT_EQ(std::string(out ? out : "", len), "started\n");
+    sup_release(p);
+  }
 }
 
 }  // namespace
