@@ -29,6 +29,13 @@ constexpr Nanos kExitAfterEofWait = 30'000;
 
 }  // namespace
 
+template <void (Process::*handler)()>
+void Process::on_watch(uv_poll_t* handle, int, int) {
+  auto* self = static_cast<Process*>(handle->data);
+  std::lock_guard<std::mutex> work(self->work_mu_);
+  if (!self->final_on_loop()) (self->*handler)();
+}
+
 void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   auto* self = static_cast<Process*>(handle->data);
   std::lock_guard<std::mutex> work(self->work_mu_);
@@ -57,14 +64,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     return;
   }
   try {
-    start_watch(
-        exit_watch_, pidfd_.get(), UV_READABLE,
-        [](uv_poll_t* h, int, int) {
-          auto* self = static_cast<Process*>(h->data);
-          std::lock_guard<std::mutex> work(self->work_mu_);
-          if (!self->final_on_loop()) self->on_leader_exit();
-        },
-        "pidfd");
+    start_watch(exit_watch_, pidfd_.get(), UV_READABLE, on_watch<&Process::on_leader_exit>, "pidfd");
     start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
     start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
     if (stdin_fd_.valid()) feed_stdin();
@@ -228,14 +228,7 @@ void Process::resume_held_back() {
 void Process::feed_stdin() {
   on_stdin_writable();
   if (!stdin_fd_.valid()) return;
-  start_watch(
-      stdin_watch_, stdin_fd_.get(), UV_WRITABLE,
-      [](uv_poll_t* h, int, int) {
-        auto* self = static_cast<Process*>(h->data);
-        std::lock_guard<std::mutex> work(self->work_mu_);
-        if (!self->final_on_loop()) self->on_stdin_writable();
-      },
-      "stdin");
+  start_watch(stdin_watch_, stdin_fd_.get(), UV_WRITABLE, on_watch<&Process::on_stdin_writable>, "stdin");
 }
 
 void Process::on_stdin_writable() {

@@ -215,6 +215,9 @@ class Process {
   // output.cpp
   void end_unstarted() noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
+  // The pidfd's and stdin's watches: handler under work_mu_, unless final.
+  template <void (Process::*handler)()>
+  static void on_watch(uv_poll_t* handle, int status, int events);
   void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
   void on_output_ready(OutputPipe& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends

@@ -7,6 +7,25 @@
 
 namespace {
 
+// The fds open once the engine is up and a first handle has been released:
+// its fds close on the loop thread just after release returns, so the count
+// is taken once it has settled.
+int fds_after_a_warm_up() {
+  {
+    suptest::Proc warm("{\"argv\": [\"true\"]}");
+    EXPECT_EQ(warm.rc(), 0) << warm.error();
+    EXPECT_TRUE(warm.wait());
+  }
+  int fds = suptest::open_fds();
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    int now = suptest::open_fds();
+    if (now == fds) break;
+    fds = now;
+  }
+  return fds;
+}
+
 TEST(Stress, SixtyFourConcurrentProcessesFromSeveralThreads) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 8;
@@ -31,19 +50,7 @@ TEST(Stress, SixtyFourConcurrentProcessesFromSeveralThreads) {
 }
 
 TEST(Stress, NoFdOrThreadGrowthAfterAThousandSpawns) {
-  {
-    SPAWN(warm, "{\"argv\": [\"true\"]}");
-    ASSERT_TRUE(warm.wait());
-  }
-  // The warm-up handle's fds close on the loop thread just after release
-  // returns: count once that has settled.
-  int fds_before = suptest::open_fds();
-  for (int i = 0; i < 100; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    int now = suptest::open_fds();
-    if (now == fds_before) break;
-    fds_before = now;
-  }
+  const int fds_before = fds_after_a_warm_up();
   int threads_before = suptest::threads();
   for (int i = 0; i < 1000; ++i) {
     sup_proc* p = nullptr;
@@ -81,17 +88,7 @@ TEST(Stress, ReleaseWhileRunningFromManyThreads) {
 // leaves the closing to the loop). Every waiter gets the same whole result,
 // and nothing (zombie, fd) is left once the handle is released.
 TEST(Stress, WaitersThatSeeTheExitFirstLoseNothingAndLeaveNothing) {
-  {
-    SPAWN(warm, "{\"argv\": [\"true\"]}");
-    ASSERT_TRUE(warm.wait());
-  }
-  int fds_before = suptest::open_fds();
-  for (int i = 0; i < 100; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    int now = suptest::open_fds();
-    if (now == fds_before) break;
-    fds_before = now;
-  }
+  const int fds_before = fds_after_a_warm_up();
   // More than a pipe holds (64 KiB), written just before the exit, by
   // several children at once: the loop is busy with the others when one
   // exits, and the last of its output is often still in the pipe.
