@@ -127,12 +127,13 @@ Engine::Engine()
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) throw_errno("eventfd");
   wake_fd_.reset(fd);
-  fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (fd < 0) throw_errno("timerfd_create");
-  timer_fd_.reset(fd);
-  fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (fd < 0) throw_errno("timerfd_create");
-  caller_timer_fd_.reset(fd);
+  auto new_timer = [] {
+    int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (timer < 0) throw_errno("timerfd_create");
+    return UniqueFd(timer);
+  };
+  timer_fd_ = new_timer();
+  caller_timer_fd_ = new_timer();
 
   int rc = uv_loop_init(&loop_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_loop_init");
@@ -145,23 +146,23 @@ Engine::Engine()
     uv_loop_close(&loop_);
     throw std::system_error(-code, std::generic_category(), what);
   };
+  auto watch = [&](UvHandle<uv_poll_t>& handle, int fd, uv_poll_cb on_ready, const char* what) {
+    int code = uv_poll_init(&loop_, handle.create(), fd);
+    if (code != 0)
+      handle.discard();  // never initialized: uv_close would corrupt the loop
+    else
+      code = uv_poll_start(handle.get(), UV_READABLE, on_ready);
+    if (code != 0) fail(code, what);
+  };
   // The wake-up is a plain eventfd rather than uv_async_t, whose sender
   // spins while the woken loop runs its callback on the same CPU.
-  rc = uv_poll_init(&loop_, wake_watch_.create(), wake_fd_.get());
-  if (rc == 0)
-    rc = uv_poll_start(wake_watch_.get(), UV_READABLE,
-                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_wake(); });
-  if (rc != 0) fail(rc, "uv_poll_start(eventfd)");
-  rc = uv_poll_init(&loop_, timer_watch_.create(), timer_fd_.get());
-  if (rc == 0)
-    rc = uv_poll_start(timer_watch_.get(), UV_READABLE,
-                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_timer(); });
-  if (rc != 0) fail(rc, "uv_poll_start(timerfd)");
-  rc = uv_poll_init(&loop_, caller_timer_watch_.create(), caller_timer_fd_.get());
-  if (rc == 0)
-    rc = uv_poll_start(caller_timer_watch_.get(), UV_READABLE,
-                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_caller_timer(); });
-  if (rc != 0) fail(rc, "uv_poll_start(caller timerfd)");
+  watch(wake_watch_, wake_fd_.get(),
+        [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_wake(); }, "uv_poll_start(eventfd)");
+  watch(timer_watch_, timer_fd_.get(),
+        [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_timer(); }, "uv_poll_start(timerfd)");
+  watch(caller_timer_watch_, caller_timer_fd_.get(),
+        [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_caller_timer(); },
+        "uv_poll_start(caller timerfd)");
 
   // Both threads are born with every signal blocked: host signals go to host
   // threads, and a child cloned from the spawner starts with nothing

@@ -136,7 +136,7 @@ bool Process::take_interrupt_latch() noexcept {
 }
 
 void Process::adopt_caller_signals() {
-  if (lifecycle_ == Lifecycle::final) return;
+  if (ended()) return;
   Nanos kill_at = caller_kill_at_.load(std::memory_order_acquire);
   if (escalation_ == Escalation::kill_sent) kill_at = 0;  // the loop's, or adopted already
   // A kill closes the latch (kill_from_caller did so already): a caller's
@@ -227,12 +227,12 @@ void Process::handle_requests_locked() {
   unsigned bits = requests_.exchange(0);
   adopt_caller_signals();
   if (bits & kResume) resume_held_back();
-  if (lifecycle_ == Lifecycle::final) return;
+  if (ended()) return;
   if ((bits & (kAbort | kInterrupt)) == 0) return;
   // The exit race: a main process that already exited is not ended by us.
   if (lifecycle_ == Lifecycle::running && leader_exited_now()) {
     on_leader_exit();
-    if (lifecycle_ == Lifecycle::final) return;
+    if (ended()) return;
   }
   Nanos now = now_ns();
   if (bits & kAbort) {
@@ -265,7 +265,7 @@ void Process::on_deadline() {
         if (pipe->open() && !read_pipe(*pipe, 1)) {
           close_pipe(*pipe);
         }
-      if (lifecycle_ == Lifecycle::final) return;
+      if (ended()) return;
     }
     if (cause_ == Cause::none) {
       bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
@@ -276,7 +276,7 @@ void Process::on_deadline() {
       }
     }
   }
-  if (lifecycle_ != Lifecycle::final && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
+  if (!ended() && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
     kill_group(now);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
     finish();
@@ -296,7 +296,7 @@ void Process::timed_out() {
 }
 
 void Process::arm_deadline() {
-  if (lifecycle_ == Lifecycle::final) return;
+  if (ended()) return;
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
     if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);

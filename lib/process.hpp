@@ -31,7 +31,9 @@ namespace sup {
 enum class Lifecycle {
   running,   // main process alive
   draining,  // main process exited; waiting for what it left to close the pipes
-  final,     // result published; immutable
+  final,     // result published; immutable. The loop still owns the watches,
+             // the pipes and the zombie (a caller may have published).
+  closed,    // final, and torn down: reaped, everything closed (tear_down)
 };
 
 // How far the signals sent to the process group have gone. Never goes back.
@@ -332,7 +334,6 @@ class Process {
   // Null until start(): handle_requests leaves requests latched, and a
   // caller finishes nothing.
   uv_loop_t* loop_ = nullptr;
-  bool torn_down_ = false;
   // Also read by callers: wait_leader_exit duplicates it under mu_ while not
   // final, and tear_down() closes it under mu_.
   UniqueFd pidfd_;
@@ -343,6 +344,8 @@ class Process {
   UniqueFd tty_fd_;
   pid_t host_pgrp_ = 0;
   Lifecycle lifecycle_ = Lifecycle::running;
+  // The result is published (final or closed).
+  bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
   Escalation escalation_ = Escalation::none;
   Cause cause_ = Cause::none;
   TimeoutKind timeout_kind_ = TimeoutKind::idle;

@@ -53,7 +53,7 @@ int Process::decide_outcome() const noexcept {
 }
 
 void Process::finish() {
-  if (lifecycle_ == Lifecycle::final) return;
+  if (ended()) return;
   publish_final();
   // A caller woken by the same exit is often runnable on this CPU, behind
   // this thread: the result is its at once, the reap and the closing after.
@@ -109,8 +109,8 @@ void Process::reap() noexcept {
 }
 
 void Process::tear_down() noexcept {
-  if (torn_down_) return;
-  torn_down_ = true;
+  if (lifecycle_ == Lifecycle::closed) return;
+  lifecycle_ = Lifecycle::closed;
   // After a caller's finish the zombie keeps the pidfd readable: the loop
   // is woken for this at once, unless sup_release reaped it first.
   reap();
@@ -125,7 +125,7 @@ void Process::tear_down() noexcept {
 }
 
 bool Process::final_on_loop() noexcept {
-  if (lifecycle_ != Lifecycle::final) return false;
+  if (!ended()) return false;
   tear_down();
   return true;
 }
@@ -139,7 +139,7 @@ bool Process::finish_from_caller() {
   std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
   // The loop is at the process: its result is microseconds away.
   if (!work.owns_lock()) return false;
-  if (loop_ == nullptr || lifecycle_ != Lifecycle::running) return lifecycle_ == Lifecycle::final;
+  if (loop_ == nullptr || lifecycle_ != Lifecycle::running) return ended();
   // A terminal to hand back (tcsetpgrp from a thread that may not block
   // SIGTTOU), a stream held back (its watch is the loop's to restart), or
   // the main process still running: the loop's.
