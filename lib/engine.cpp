@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -365,12 +366,21 @@ void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
   if (stopping_) throw LaunchError{-ESHUTDOWN, "sup is being unloaded"};
   spawn_queue_.push_back(&job);
   posted_.fetch_add(1, std::memory_order_release);
+  // Notified unlocked: a spawner woken on this CPU would otherwise run,
+  // block on mu_ and be woken a second time when this thread waits.
+  lock.unlock();
   spawn_cv_.notify_one();
+  lock.lock();
   spawn_done_.wait(lock, [&] { return job.done; });
   if (job.error) throw *job.error;
 }
 
 void Engine::prewake_spawner() noexcept {
+  // Pinned to this thread's CPU (a host under `taskset -c 0`), a woken
+  // spawner preempts the caller, yields back, and is woken again by
+  // spawn(): two context switches for nothing.
+  int only = spawner_only_cpu_.load(std::memory_order_relaxed);
+  if (only >= 0 && only == sched_getcpu()) return;
   // Waking a thread that sleeps on the other CPU took about 25 us on a
   // 2-core VM: started now, that wake-up runs while the caller makes the
   // pipes, and the job then finds the spawner awake, spinning for it.
@@ -399,6 +409,11 @@ void Engine::run_spawner() {
   std::optional<ChildStack> stack;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    if (spawn_queue_.empty()) {
+      lock.unlock();  // a system call: not under the lock callers take
+      note_affinity();
+      lock.lock();
+    }
     spawn_cv_.wait(lock, [this] { return stopping_ || !spawn_queue_.empty() || prewake_; });
     if (prewake_ && !stopping_ && spawn_queue_.empty()) {
       // Woken ahead of a job (prewake_spawner): wait for it awake, briefly.
@@ -455,6 +470,16 @@ void Engine::run_spawner() {
     spawn_done_.notify_all();
     lock.lock();
   }
+}
+
+void Engine::note_affinity() noexcept {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  int only = -1;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &cpus)) only = cpu;
+  spawner_only_cpu_.store(only, std::memory_order_relaxed);
 }
 
 void Engine::run_starts() {

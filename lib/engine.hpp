@@ -50,7 +50,8 @@ class Engine {
   void spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds);
   // Tells the spawner a job is coming: an idle one wakes now and waits for
   // the job awake (up to 50 us) instead of being woken by spawn(). Any
-  // thread.
+  // thread. Does nothing where the spawner can only run on the caller's
+  // CPU: there it could only take the CPU from the caller.
   void prewake_spawner() noexcept;
 
   // Queues proc for Process::handle_requests on the loop. Lock-free and
@@ -88,6 +89,8 @@ class Engine {
   Engine();
   void run_loop();
   void run_spawner();
+  // Spawner thread: records whether it is pinned to one CPU.
+  void note_affinity() noexcept;
   void wake() noexcept;
   void enqueue(Process& proc) noexcept;
   void on_wake();
@@ -132,6 +135,9 @@ class Engine {
   bool stopping_ = false;
   bool prewake_ = false;  // a job is coming (prewake_spawner)
   std::atomic<unsigned> posted_{0};  // jobs queued so far: what a woken spawner spins on
+  // The one CPU the spawner may run on, or -1 when it may run on several;
+  // the spawner looks again each time it goes idle (sched_setaffinity).
+  std::atomic<int> spawner_only_cpu_{-1};
 
   // Loop thread only.
   std::unordered_set<Process*> live_;
