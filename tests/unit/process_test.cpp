@@ -603,6 +603,28 @@ TEST(Result, KeptBytesTheTextCannotGiveBackStayAsTheyAre) {
   EXPECT_TRUE(p.output(SUP_STDOUT) == stream);
 }
 
+TEST(Result, ReleasedOutputGoesBackWithoutAnotherCall) {
+  if (kSanitized) GTEST_SKIP() << "sanitizers replace malloc's accounting";
+  // The loop frees a released process on its own thread, after the call
+  // returns: a host that releases and then does nothing more with sup still
+  // gets the kept bytes back, within milliseconds.
+  auto in_use = [] {
+    struct mallinfo2 m = mallinfo2();
+    return static_cast<long>(m.uordblks + m.hblkhd);
+  };
+  sup_proc* p = nullptr;
+  ASSERT_EQ(sup_spawn(sh("head -c 16777216 /dev/zero").c_str(), &p), 0);
+  ASSERT_EQ(sup_poll(p, 30000), 1);
+  const long held = in_use();
+  sup_release(p);
+  long freed = 0;
+  for (int i = 0; i < 200 && freed < (12L << 20); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    freed = held - in_use();
+  }
+  EXPECT_GE(freed, 12L << 20) << "the 16 MiB kept for the released process are still allocated";
+}
+
 TEST(Result, EmptyOutputIsNotNull) {
   // NULL from sup_result_output means "no result": a stream the child never
   // wrote to is a non-NULL pointer and a length of 0.
