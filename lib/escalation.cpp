@@ -226,6 +226,8 @@ void Process::handle_requests_locked() {
   if (loop_ == nullptr) return;  // not started yet: start() comes back for them
   unsigned bits = requests_.exchange(0);
   adopt_caller_signals();
+  if (bits & kWatch) sync_watches();
+  if (ended()) return;
   if (bits & kResume) resume_held_back();
   if (ended()) return;
   if ((bits & (kAbort | kInterrupt)) == 0) return;

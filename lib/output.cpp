@@ -1,5 +1,6 @@
-// Reading the child's pipes on the loop thread: capture, activity tracking for
-// the idle timeout, backpressure for live readers, and feeding stdin data.
+// Reading the child's pipes (on the loop thread, or on a caller's waiting in
+// sup_poll): capture, activity tracking for the idle timeout, backpressure for
+// live readers, the loop's watches, and feeding stdin data.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,9 +65,16 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     return;
   }
   try {
-    start_watch(exit_watch_, pidfd_.get(), UV_READABLE, on_watch<&Process::on_leader_exit>, "pidfd");
-    start_watch(out_.poll, out_.fd.get(), UV_READABLE, on_pipe_readable, "stdout");
-    start_watch(err_.poll, err_.fd.get(), UV_READABLE, on_pipe_readable, "stderr");
+    // Made now, so that a watch that cannot be made ends the child now. A
+    // caller already in sup_poll watches the exit and the pipes itself: the
+    // loop starts its watches once none does (sync_watches).
+    make_watch(exit_watch_, pidfd_.get(), "pidfd");
+    make_watch(out_.poll, out_.fd.get(), "stdout");
+    make_watch(err_.poll, err_.fd.get(), "stderr");
+    if (drivers_ > 0)
+      stepped_back_ = true;
+    else
+      watch_exit_and_pipes();
     if (stdin_fd_.valid()) feed_stdin();
     arm_deadline();
   } catch (...) {
@@ -97,8 +105,7 @@ void Process::end_unstarted() noexcept {
   finish();
 }
 
-void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready,
-                          const char* what) {
+void Process::make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what) {
   uv_poll_t* poll = watch.create();
   int rc = uv_poll_init(loop_, poll, fd);
   if (rc != 0) {
@@ -106,7 +113,56 @@ void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_pol
     check_uv(rc, "uv_poll_init", what);
   }
   poll->data = this;
-  check_uv(uv_poll_start(poll, events, on_ready), "uv_poll_start", what);
+}
+
+void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready,
+                          const char* what) {
+  make_watch(watch, fd, what);
+  check_uv(uv_poll_start(watch.get(), events, on_ready), "uv_poll_start", what);
+}
+
+void Process::watch_exit_and_pipes() {
+  // Closed when the exit was handled, or at EOF: those stay closed.
+  if (exit_watch_ && lifecycle_ == Lifecycle::running)
+    check_uv(uv_poll_start(exit_watch_.get(), UV_READABLE, on_watch<&Process::on_leader_exit>), "uv_poll_start",
+             "pidfd");
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->poll && pipe->open() && !pipe->paused)
+      check_uv(uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable), "uv_poll_start",
+               pipe == &out_ ? "stdout" : "stderr");
+}
+
+void Process::sync_watches() {
+  if (drivers_ > 0 && !stepped_back_) {
+    stepped_back_ = true;
+    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &out_.poll, &err_.poll})
+      if (*handle) uv_poll_stop(handle->get());
+  } else if (drivers_ == 0 && stepped_back_) {
+    stepped_back_ = false;
+    try {
+      watch_exit_and_pipes();
+    } catch (...) {
+      // As when start() cannot watch the child: it is ended now.
+      end_unstarted();
+    }
+  }
+}
+
+bool Process::can_drive() const noexcept {
+  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !tty_fd_.valid() &&
+         backpressure_bytes_ == 0 && !released();
+}
+
+void Process::retire(UniqueFd& fd) noexcept {
+  if (!fd.valid()) return;
+  if (drivers_ > 0) {
+    for (UniqueFd& slot : retired_) {
+      if (slot.valid()) continue;
+      slot = std::move(fd);
+      return;
+    }
+  }
+  fd.reset();
 }
 
 void Process::on_output_ready(OutputPipe& pipe) {
@@ -174,7 +230,7 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
 
 void Process::close_pipe(OutputPipe& pipe) {
   pipe.poll.close();
-  pipe.fd.reset();
+  retire(pipe.fd);
   std::lock_guard<std::mutex> lock(mu_);
   pipe.paused = false;
 }

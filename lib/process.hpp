@@ -1,8 +1,10 @@
 // One supervised child. The loop thread drives it (output.cpp reads the pipes
 // and tracks activity, escalation.cpp owns the deadline and the signals,
 // result.cpp decides the outcome and builds the result); API threads read its
-// shared state under mu_ or latch requests through atomics, and a waiting
-// caller that sees the main process exit first may finish it under work_mu_.
+// shared state under mu_ or latch requests through atomics. A caller waiting
+// in sup_poll watches the exit and reads the pipes itself meanwhile, while
+// the loop stands back (drive_to_exit), and finishes the process under
+// work_mu_ when it sees the main process exit first.
 #pragma once
 
 #include <sys/resource.h>
@@ -44,7 +46,8 @@ enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
 enum class TimeoutKind { idle, max_runtime };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
-enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4 };
+// kWatch: the callers waiting on the process changed (sync_watches).
+enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8 };
 
 struct SignalSent {
   int signal;
@@ -140,6 +143,13 @@ class Process {
   // the process if it can (finish_from_caller), else spins briefly for the
   // loop's result. Returns what is left of timeout_ms.
   int wait_leader_exit(int timeout_ms);
+  // wait_leader_exit where the caller can watch the process itself
+  // (can_drive): it sleeps on the pidfd and both pipes, reads what the
+  // child writes, and the loop stops watching them meanwhile (sync_watches),
+  // so that the child's exit wakes this thread only.
+  int drive_to_exit(int timeout_ms);
+  // Same, where it cannot: the pidfd alone, through a duplicate.
+  int wait_on_pidfd(int timeout_ms);
   // The main process has exited and this caller woke first: unless the loop
   // is at the process (work_mu_ taken), drains the pipes, decides and
   // publishes the result on this thread; the loop reaps and closes what is
@@ -220,7 +230,24 @@ class Process {
   // The pidfd's and stdin's watches: handler under work_mu_, unless final.
   template <void (Process::*handler)()>
   static void on_watch(uv_poll_t* handle, int status, int events);
+  // uv_poll_init: libuv probes the fd with epoll_ctl here, so a watch that
+  // cannot be made fails now, not when started. Throws LaunchError.
+  void make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what);
   void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
+  // Starts the pidfd's and the pipes' watches (made by start()); any that is
+  // closed (EOF, the exit handled) stays so.
+  void watch_exit_and_pipes();
+  // The loop's watches follow drivers_: stopped while a caller drives,
+  // restarted once none does; an ended process is torn down instead.
+  void sync_watches();
+  // Under work_mu_: a caller may watch and read the process itself. Not
+  // with a terminal to hand back or backpressure (both need the loop's
+  // watches), nor before launched() or once the main process has exited.
+  bool can_drive() const noexcept;
+  // Closes fd, unless a driver may be polling it: then keeps it open, in
+  // retired_, until the last driver leaves (a closed number could be reused
+  // under its poll).
+  void retire(UniqueFd& fd) noexcept;
   void on_output_ready(OutputPipe& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends
   // the loop unless until_empty, which goes on to EAGAIN (proof that a
@@ -325,18 +352,27 @@ class Process {
   // Set by launched(), before the caller has the handle, then immutable.
   pid_t pid_ = 0;
 
-  // Held by the loop thread in every entry, and by a caller finishing the
-  // process (finish_from_caller): what follows, to tear_down, is under it
-  // from start() on (launched() sets the descriptors first). Never taken
-  // while holding mu_. libuv handles and the engine's deadline set are the
-  // loop thread's alone: a caller never touches them.
+  // Held by the loop thread in every entry, and by a caller reading the
+  // pipes or finishing the process (drive_to_exit, finish_from_caller): what
+  // follows, to tear_down, is under it from start() on (launched() sets the
+  // descriptors first). Never taken while holding mu_. libuv handles and the
+  // engine's deadline set are the loop thread's alone: a caller never
+  // touches them.
   std::mutex work_mu_;
   // Null until start(): handle_requests leaves requests latched, and a
   // caller finishes nothing.
   uv_loop_t* loop_ = nullptr;
-  // Also read by callers: wait_leader_exit duplicates it under mu_ while not
-  // final, and tear_down() closes it under mu_.
+  // Also read by callers: wait_on_pidfd duplicates it under mu_ while not
+  // final, and tear_down() closes it under mu_ (retire).
   UniqueFd pidfd_;
+  // Callers in drive_to_exit, polling pidfd_ and the pipes' fds.
+  int drivers_ = 0;
+  // The loop's pidfd and pipe watches are stopped (or were never made),
+  // because a caller drives.
+  bool stepped_back_ = false;
+  // Descriptors closed while a driver may poll them (retire): the pidfd and
+  // both pipes at most.
+  UniqueFd retired_[3];
   UvHandle<uv_poll_t> exit_watch_;
   UniqueFd stdin_fd_;
   UvHandle<uv_poll_t> stdin_watch_;

@@ -120,7 +120,7 @@ void Process::tear_down() noexcept {
   close_pipe(err_);
   close_stdin();
   std::lock_guard<std::mutex> lock(mu_);
-  pidfd_.reset();
+  retire(pidfd_);
   flatten_kept();
 }
 

@@ -1,4 +1,5 @@
 // Many children at once from many threads, and nothing that grows with use.
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -149,6 +150,64 @@ TEST(Stress, AnAbortWhileAnotherThreadWaitsIsStillAnAbort) {
     EXPECT_EQ(std::string(out ? out : "", len), "started\n");
     sup_release(p);
   }
+}
+
+TEST(Stress, ShortWaitsHandTheChildBackAndForthAndLoseNothing) {
+  // A caller in sup_poll reads the pipes and the loop stops watching them;
+  // when the wait times out the loop watches again. Waits of 0-2 ms while
+  // 3.2 MiB arrive in bursts swap them hundreds of times: every byte must
+  // land once, in order, and nothing may be left open.
+  const int fds_before = fds_after_a_warm_up();
+  for (int round = 0; round < 3; ++round) {
+    sup_proc* p = nullptr;
+    ASSERT_EQ(sup_spawn(suptest::sh("for i in $(seq 50); do head -c 65536 /dev/zero | tr '\\0' \"$(( i % 10 ))\"; "
+                                    "sleep 0.005; done")
+                            .c_str(),
+                        &p),
+              0);
+    int waits = 0;
+    int rc = 0;
+    const double start = suptest::now_ms();
+    while (suptest::now_ms() - start < 100 && (rc = sup_poll(p, waits++ % 3)) == 0) {
+    }
+    ASSERT_EQ(rc, 0) << "the child ended before the waits could take turns";
+    // Nobody waits now: the loop alone must read the rest.
+    EXPECT_TRUE(suptest::eventually([&] { return sup_output_total(p, SUP_STDOUT) == 50 * 65536; }, 10000))
+        << "the loop did not watch the pipes again: " << sup_output_total(p, SUP_STDOUT) << " bytes";
+    ASSERT_EQ(sup_poll(p, 10000), 1);
+    size_t len = 0;
+    const char* out = sup_result_output(p, SUP_STDOUT, &len);
+    ASSERT_EQ(len, 50u * 65536u);
+    for (size_t i = 0; i < len; i += 65536)
+      ASSERT_EQ(out[i], static_cast<char>('0' + (i / 65536 + 1) % 10)) << "chunk " << i / 65536;
+    EXPECT_EQ(sup_result_outcome(p), SUP_OUTCOME_EXITED);
+    sup_release(p);
+  }
+  int fds = suptest::open_fds();
+  for (int i = 0; i < 100 && fds > fds_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    fds = suptest::open_fds();
+  }
+  EXPECT_EQ(fds, fds_before);
+}
+
+TEST(Stress, AChildThatClosesItsOutputAndRunsOnIsWaitedFor) {
+  // Both pipes at EOF long before the exit: a waiting caller must go on
+  // waiting for the exit, not spin on the EOF or take it for the end.
+  suptest::Proc p(suptest::sh("echo out; echo err >&2; exec >&- 2>&-; sleep 0.3; exit 7"));
+  ASSERT_EQ(p.rc(), 0) << p.error();
+  auto cpu_ms = [] {
+    struct rusage u {};
+    getrusage(RUSAGE_THREAD, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+  };
+  double start = suptest::now_ms(), cpu_start = cpu_ms();
+  ASSERT_TRUE(p.wait());
+  EXPECT_GE(suptest::now_ms() - start, 250.0);
+  EXPECT_LT(cpu_ms() - cpu_start, 100.0) << "the wait spun on the EOF";
+  EXPECT_EQ(sup_result_exit_code(p.get()), 7);
+  EXPECT_EQ(p.output(SUP_STDOUT), "out\n");
+  EXPECT_EQ(p.output(SUP_STDERR), "err\n");
 }
 
 }  // namespace
