@@ -56,6 +56,14 @@ void clear_readable(int fd) {
 // a second wake-up in series. Yielding, not busy: on one CPU the loop runs.
 constexpr Nanos kAwakeWait = 50'000;
 
+// What is left of timeout_ms (-1: forever) since start, rounded up: a wait
+// must not end before the caller's timeout.
+int ms_left(int timeout_ms, Nanos start, Nanos now) {
+  if (timeout_ms < 0) return -1;
+  const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
+  return left <= 0 ? 0 : static_cast<int>((left + kNanosPerMs - 1) / kNanosPerMs);
+}
+
 }  // namespace
 
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
@@ -124,22 +132,20 @@ int Process::wait_leader_exit(int timeout_ms) {
   // runnable behind this thread on its own (sup_abort and sup_interrupt to
   // result: 0.89-0.92x the previous library, both load orders, 1,000 each).
   // A release meanwhile ends the main process, which wakes this too.
-  return drive_to_exit(timeout_ms);
+  const Nanos start = now_ns();
+  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  const bool loop_finishes = drive_to_exit(timeout_ms, start);
+  Nanos now = now_ns();
+  // Exited, and the loop is at it: the result is microseconds away, unless
+  // something the main process left holds the pipes; then, after
+  // kAwakeWait, the condition variable.
+  if (loop_finishes && !is_final() && !released())
+    now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
+  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  return ms_left(timeout_ms, start, now);
 }
 
-namespace {
-
-// What is left of timeout_ms (-1: forever) after the time since start,
-// rounded up: a wait must not end before the caller's timeout.
-int ms_left(int timeout_ms, Nanos start, Nanos now) {
-  if (timeout_ms < 0) return -1;
-  const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
-  return left <= 0 ? 0 : static_cast<int>((left + kNanosPerMs - 1) / kNanosPerMs);
-}
-
-}  // namespace
-
-int Process::drive_to_exit(int timeout_ms) {
+bool Process::drive_to_exit(int timeout_ms, Nanos start) {
   // Even asleep, the loop costs a child's end: the exit wakes every thread
   // sleeping on its pipes or pidfd, and waking one on another CPU is an
   // interprocessor interrupt the dying child pays before its exit shows to
@@ -155,25 +161,25 @@ int Process::drive_to_exit(int timeout_ms) {
   std::unique_ptr<char[]> buf(new (std::nothrow) char[engine_.read_buffer_size()]);
   if (!buf) return wait_on_pidfd(timeout_ms);
   pollfd watched[3];
-  bool driving = false;
   bool wake_loop = false;
   {
     std::lock_guard<std::mutex> work(work_mu_);
-    driving = can_drive();
-    // Before start(), the loop sees drivers_ and starts no watch; after, it
-    // stops them when woken for it.
-    if (driving) wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
-    watched[0] = {pidfd_.get(), POLLIN, 0};
-    watched[1] = {out_.open() ? out_.fd.get() : -1, POLLIN, 0};
-    watched[2] = {err_.open() ? err_.fd.get() : -1, POLLIN, 0};
+    if (!can_drive()) {
+      watched[0].fd = -1;
+    } else {
+      // Before start(), the loop sees drivers_ and starts no watch; after,
+      // it stops them when woken for it.
+      wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
+      watched[0] = {pidfd_.get(), POLLIN, 0};
+      watched[1] = {out_.open() ? out_.fd.get() : -1, POLLIN, 0};
+      watched[2] = {err_.open() ? err_.fd.get() : -1, POLLIN, 0};
+    }
   }
-  if (!driving) return wait_on_pidfd(timeout_ms);
+  if (watched[0].fd == -1) return wait_on_pidfd(timeout_ms);
   if (wake_loop) {
     requests_.fetch_or(kWatch);
     engine_.wake_for(*this);
   }
-  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
-  const Nanos start = now_ns();
   constexpr int kReadsPerWakeup = 4;
   bool exited = false;
   for (;;) {
@@ -202,8 +208,9 @@ int Process::drive_to_exit(int timeout_ms) {
     }
     if (!running || is_final() || released()) break;
   }
-  Nanos now = now_ns();
-  bool finished = exited && !is_final() && !released() && finish_from_caller();
+  // Finished before leaving: the loop, woken as this thread leaves, then
+  // only closes what is left.
+  const bool finished = exited && !is_final() && !released() && finish_from_caller();
   {
     std::lock_guard<std::mutex> work(work_mu_);
     // The last driver out: the loop watches again (or, if a result is
@@ -216,40 +223,25 @@ int Process::drive_to_exit(int timeout_ms) {
     requests_.fetch_or(kWatch);
     engine_.wake_for(*this);
   }
-  // Exited: the result is microseconds away, unless something the main
-  // process left holds the pipes; then, after kAwakeWait, the condition
-  // variable.
-  if (exited && !finished && !is_final() && !released())
-    now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
-  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
-  return ms_left(timeout_ms, start, now);
+  return exited && !finished;
 }
 
-int Process::wait_on_pidfd(int timeout_ms) {
+bool Process::wait_on_pidfd(int timeout_ms) {
   int fd;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Not final, so finish() has not closed the pidfd (it does so under
     // mu_): the duplicate is of our main process's.
-    if (is_final() || released() || !pidfd_.valid()) return timeout_ms;
+    if (is_final() || released() || !pidfd_.valid()) return false;
     fd = fcntl(pidfd_.get(), F_DUPFD_CLOEXEC, 0);
   }
-  if (fd < 0) return timeout_ms;  // out of fds: the condition variable alone
-  const Nanos start = now_ns();
-  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  if (fd < 0) return false;  // out of fds: the condition variable alone
   pollfd exited{fd, POLLIN, 0};
   int rc;
   while ((rc = poll(&exited, 1, timeout_ms)) < 0 && errno == EINTR) {
   }
   close(fd);
-  Nanos now = now_ns();
-  // Exited: the result is this thread's to make, or microseconds away,
-  // unless something the main process left holds the pipes; then, after
-  // kAwakeWait, the condition variable.
-  if (rc > 0 && !is_final() && !released() && !finish_from_caller())
-    now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
-  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
-  return ms_left(timeout_ms, start, now);
+  return rc > 0 && !is_final() && !released() && !finish_from_caller();
 }
 
 int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {

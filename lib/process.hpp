@@ -143,13 +143,15 @@ class Process {
   // the process if it can (finish_from_caller), else spins briefly for the
   // loop's result. Returns what is left of timeout_ms.
   int wait_leader_exit(int timeout_ms);
-  // wait_leader_exit where the caller can watch the process itself
-  // (can_drive): it sleeps on the pidfd and both pipes, reads what the
-  // child writes, and the loop stops watching them meanwhile (sync_watches),
-  // so that the child's exit wakes this thread only.
-  int drive_to_exit(int timeout_ms);
-  // Same, where it cannot: the pidfd alone, through a duplicate.
-  int wait_on_pidfd(int timeout_ms);
+  // wait_leader_exit's sleep, where the caller can watch the process itself
+  // (can_drive): on the pidfd and both pipes, reading what the child
+  // writes, while the loop stops watching them (sync_watches), so that the
+  // child's exit wakes this thread only. Elsewhere wait_on_pidfd. Both
+  // return true when the main process exited and the result is the loop's
+  // to publish (finish_from_caller could not).
+  bool drive_to_exit(int timeout_ms, Nanos start);
+  // The same on the pidfd alone, through a duplicate.
+  bool wait_on_pidfd(int timeout_ms);
   // The main process has exited and this caller woke first: unless the loop
   // is at the process (work_mu_ taken), drains the pipes, decides and
   // publishes the result on this thread; the loop reaps and closes what is
