@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
   std::lock_guard<std::mutex> work(work_mu_);
   loop_ = loop;
   if (!tracked) {
-    end_unstarted();
+    end_unwatched(/*drain=*/false);
     return;
   }
   try {
@@ -74,34 +75,54 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     if (drivers_ > 0)
       stepped_back_ = true;
     else
-      watch_exit_and_pipes();
+      watch_exit_and_pipes(/*probe=*/false);
     if (stdin_fd_.valid()) feed_stdin();
     arm_deadline();
   } catch (...) {
-    end_unstarted();
+    end_unwatched(/*drain=*/false);
     return;
   }
   // What callers asked for before the loop had the process.
   if (requests_.load() != 0) handle_requests_locked();
 }
 
-void Process::end_unstarted() noexcept {
+void Process::end_unwatched(bool drain) noexcept {
   // The child runs, the caller holds its handle, and sup cannot watch it:
   // it must not outlive this, and its end is the result (aborted, by
-  // SIGKILL). What it wrote meanwhile is not read: the pipes may be blocking.
-  try {
-    adopt_caller_signals();
-    cause_ = std::max(cause_, Cause::aborted);
-    if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
-  } catch (const std::bad_alloc&) {
-    // Not recorded, but sent.
-    if (!status_lost_) kill(-pid_, SIGKILL);
-    escalation_ = Escalation::kill_sent;
-    forced_kill_ = true;
+  // SIGKILL). A main process already gone keeps its outcome; what it left
+  // holding the pipes gets the same SIGKILL when the result is published.
+  if (lifecycle_ == Lifecycle::running) {
+    try {
+      adopt_caller_signals();
+      cause_ = std::max(cause_, Cause::aborted);
+      if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+    } catch (const std::bad_alloc&) {
+      // Not recorded, but sent.
+      if (!status_lost_) kill(-pid_, SIGKILL);
+      escalation_ = Escalation::kill_sent;
+      forced_kill_ = true;
+    }
+    await_leader_exit();
+    leader_exited_now();
+    lifecycle_ = Lifecycle::draining;
   }
-  await_leader_exit();
-  leader_exited_now();
-  lifecycle_ = Lifecycle::draining;
+  // Before start() the pipes may be blocking: what the child wrote is not
+  // read. After, what is in them is kept, as at any end.
+  if (drain) {
+    backpressure_lifted_ = true;
+    try {
+      constexpr int kDrainReads = 16;
+      for (OutputPipe* pipe : {&out_, &err_}) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          pipe->paused = false;
+        }
+        if (pipe->open()) read_pipe(*pipe, kDrainReads, /*until_empty=*/true);
+      }
+    } catch (const std::bad_alloc&) {
+      // What was read before is kept.
+    }
+  }
   finish();
 }
 
@@ -121,15 +142,35 @@ void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_pol
   check_uv(uv_poll_start(watch.get(), events, on_ready), "uv_poll_start", what);
 }
 
-void Process::watch_exit_and_pipes() {
+void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what) {
+  if (probe) {
+    // libuv adds a started watch's fd to its epoll only in the loop's next
+    // step, and aborts the whole host if epoll_ctl refuses it then
+    // (uv__io_poll); uv_poll_stop took the fd out. The fd is tried now, as
+    // uv_poll_init does, so that a refusal (ENOMEM; ENOSPC, past
+    // max_user_watches) ends this child instead. The probe's data is libuv's
+    // own for "no watcher", should an event of it ever be seen.
+    int fd = -1;
+    check_uv(uv_fileno(reinterpret_cast<uv_handle_t*>(watch.get()), &fd), "uv_fileno", what);
+    const int epfd = uv_backend_fd(loop_);
+    epoll_event probe_event{};
+    probe_event.events = EPOLLIN;
+    probe_event.data.u64 = ~uint64_t{0};
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &probe_event) == 0)
+      epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &probe_event);
+    else if (errno != EEXIST)
+      check_uv(-errno, "epoll_ctl", what);
+  }
+  check_uv(uv_poll_start(watch.get(), UV_READABLE, on_ready), "uv_poll_start", what);
+}
+
+void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
-    check_uv(uv_poll_start(exit_watch_.get(), UV_READABLE, on_watch<&Process::on_leader_exit>), "uv_poll_start",
-             "pidfd");
+    start_made_watch(exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
   for (OutputPipe* pipe : {&out_, &err_})
     if (pipe->poll && pipe->open() && !pipe->paused)
-      check_uv(uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable), "uv_poll_start",
-               pipe == &out_ ? "stdout" : "stderr");
+      start_made_watch(pipe->poll, on_pipe_readable, probe, pipe == &out_ ? "stdout" : "stderr");
 }
 
 void Process::sync_watches() {
@@ -139,11 +180,17 @@ void Process::sync_watches() {
       if (*handle) uv_poll_stop(handle->get());
   } else if (drivers_ == 0 && stepped_back_) {
     stepped_back_ = false;
+    // A caller that saw the exit but found the loop busy with the process
+    // leaves it to the loop: handled now, instead of watching for it again.
+    if (lifecycle_ == Lifecycle::running && exit_shows() && leader_exited_now()) {
+      leader_gone();
+      if (ended()) return;
+    }
     try {
-      watch_exit_and_pipes();
+      watch_exit_and_pipes(/*probe=*/true);
     } catch (...) {
       // As when start() cannot watch the child: it is ended now.
-      end_unstarted();
+      end_unwatched(/*drain=*/true);
     }
   }
 }
@@ -256,7 +303,17 @@ void Process::lift_backpressure() {
       std::lock_guard<std::mutex> lock(mu_);
       pipe->paused = false;
     }
-    if (pipe->open()) uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable);
+    if (!pipe->open()) continue;
+    try {
+      start_made_watch(pipe->poll, on_pipe_readable, /*probe=*/true, pipe == &out_ ? "stdout" : "stderr");
+    } catch (...) {
+      // Called from inside the escalation and the exit's handling: the
+      // child is ended (as one that cannot be watched is) from the loop's
+      // next turn. Meanwhile this pipe is read only by the drain at the
+      // main process's exit.
+      requests_.fetch_or(kAbort);
+      engine_.wake_for(*this);
+    }
   }
 }
 
@@ -269,7 +326,12 @@ void Process::resume_held_back() {
       if (pipe->capture.total() - pipe->consumer_pos > resume_at()) continue;
       pipe->paused = false;
     }
-    uv_poll_start(pipe->poll.get(), UV_READABLE, on_pipe_readable);
+    try {
+      start_made_watch(pipe->poll, on_pipe_readable, /*probe=*/true, pipe == &out_ ? "stdout" : "stderr");
+    } catch (...) {
+      end_unwatched(/*drain=*/true);
+      return;
+    }
     resumed = true;
   }
   if (!resumed) return;

@@ -227,7 +227,10 @@ class Process {
   bool final_on_loop() noexcept;
   void handle_requests_locked();
   // output.cpp
-  void end_unstarted() noexcept;
+  // A child the loop cannot watch (a watch that cannot be made or started
+  // again) is ended now, and that is its result. drain: its pipes are
+  // non-blocking (start() made their watches), and what is in them is read.
+  void end_unwatched(bool drain) noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   // The pidfd's and stdin's watches: handler under work_mu_, unless final.
   template <void (Process::*handler)()>
@@ -236,9 +239,12 @@ class Process {
   // cannot be made fails now, not when started. Throws LaunchError.
   void make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what);
   void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
+  // Starts a readable watch made earlier. probe: it was stopped since, so
+  // its fd is tried on the loop's epoll first. Throws LaunchError.
+  void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
   // Starts the pidfd's and the pipes' watches (made by start()); any that is
   // closed (EOF, the exit handled) stays so.
-  void watch_exit_and_pipes();
+  void watch_exit_and_pipes(bool probe);
   // The loop's watches follow drivers_: stopped while a caller drives,
   // restarted once none does; an ended process is torn down instead.
   void sync_watches();

@@ -1,15 +1,20 @@
 // Starting a child: calls that reach it in the moment after sup_spawn
 // returns, before the loop thread watches it, and a start the loop cannot
 // make (epoll_ctl failing, as when out of memory or past epoll's watch
-// limit), injected here by interposing epoll_ctl for libuv.
+// limit), or cannot start again once stopped, injected here by interposing
+// epoll_ctl for libuv and the library.
 #include <dlfcn.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "helpers.hpp"
 
@@ -81,6 +86,105 @@ TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
   }
   g_fail_add = nullptr;
   // The engine goes on.
+  SPAWN(after, sh("echo fine"));
+  ASSERT_TRUE(after.wait());
+  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+}
+
+bool one_cpu() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
+}
+
+// Reads stdout until `marker` has come, or the time is up.
+bool wait_for(sup_proc* p, const std::string& marker, int timeout_ms = 5000) {
+  std::string seen;
+  uint64_t pos = 0;
+  char buf[4096];
+  double end = suptest::now_ms() + timeout_ms;
+  while (seen.find(marker) == std::string::npos) {
+    if (suptest::now_ms() > end) return false;
+    size_t n = 0;
+    if (sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n) != 0) return false;
+    seen.append(buf, n);
+    if (n == 0) sup_output_wait(p, pos, SUP_POS_IGNORE, 100);
+  }
+  return true;
+}
+
+// Held back: more than backpressure_bytes came, and nothing comes any more.
+bool held_back(sup_proc* p, int64_t window) {
+  return suptest::eventually([&] {
+    int64_t before = sup_output_total(p, SUP_STDOUT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return before > window && sup_output_total(p, SUP_STDOUT) == before;
+  }, 5000);
+}
+
+void expect_ended_unwatched(suptest::Proc& p, const char* first_line) {
+  ASSERT_TRUE(p.wait(5000)) << "a child sup could no longer watch was left running";
+  EXPECT_EQ(g_fail_add.load(), nullptr) << "no watch was refused: the test proves nothing";
+  suptest::Json r = p.result();
+  EXPECT_EQ(r.str("outcome"), "aborted");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
+  EXPECT_FALSE(suptest::running(sup_pid(p.get())));
+  EXPECT_EQ(p.output(SUP_STDOUT).rfind(first_line, 0), 0u) << "what it wrote before was lost";
+}
+
+// While a caller waits in sup_poll it watches the child itself, and the
+// loop stops its own watches (their fds leave libuv's epoll); they are
+// started again when the caller leaves. libuv adds them back in its next
+// step and aborts the whole host if epoll_ctl refuses then: a refusal must
+// end this child, as at its start, and the host and engine go on.
+TEST(Start, AWatchTheLoopCannotStartAgainEndsTheChildNotTheHost) {
+  if (one_cpu()) GTEST_SKIP() << "on one CPU a caller does not take the watches over";
+  for (const char* kind : {"anon_inode:[pidfd]", "pipe:"}) {
+    SCOPED_TRACE(kind);
+    SPAWN(p, sh("echo ready; exec sleep 30"));
+    ASSERT_TRUE(wait_for(p.get(), "ready")) << "the loop never read the child";
+    g_fail_add = kind;
+    // A short wait: the loop steps back while it lasts and watches again
+    // after. Repeated, in case a loaded loop did not get to step back.
+    for (int i = 0; i < 20 && g_fail_add.load() != nullptr; ++i) {
+      if (sup_poll(p.get(), 50) == 1) break;
+      suptest::eventually([] { return g_fail_add.load() == nullptr; }, 100);
+    }
+    expect_ended_unwatched(p, "ready\n");
+    g_fail_add = nullptr;
+  }
+  SPAWN(after, sh("echo fine"));
+  ASSERT_TRUE(after.wait());
+  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+}
+
+// Backpressure stops a stream's watch; a reader catching up starts it again,
+// and so does the child's end (an interrupt here), which reads every pipe at
+// full speed. Either start refused ends the child, and not the host.
+TEST(Start, AHeldBackStreamTheLoopCannotWatchAgainEndsTheChildNotTheHost) {
+  for (bool by_reader : {true, false}) {
+    SCOPED_TRACE(by_reader ? "a reader catches up" : "an interrupt lifts backpressure");
+    SPAWN(p, sh("echo ready; trap 'echo bye; exit 0' TERM; while :; do printf '%01000d' 0; done",
+                "\"backpressure_bytes\": 4096, \"grace_ms\": 5000"));
+    ASSERT_TRUE(held_back(p.get(), 4096)) << "not held back";
+    g_fail_add = "pipe:";
+    if (by_reader) {
+      // All of it: the stream is read again once less than half the window
+      // is unread.
+      uint64_t pos = 0;
+      std::vector<char> buf(65536);
+      const auto held = static_cast<uint64_t>(sup_output_total(p.get(), SUP_STDOUT));
+      while (pos < held) {
+        size_t n = 0;
+        ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf.data(), buf.size(), &n), 0);
+        ASSERT_GT(n, 0u);
+      }
+    } else {
+      ASSERT_EQ(sup_interrupt(p.get()), 0);
+    }
+    expect_ended_unwatched(p, "ready\n");
+    g_fail_add = nullptr;
+  }
   SPAWN(after, sh("echo fine"));
   ASSERT_TRUE(after.wait());
   EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
