@@ -45,11 +45,6 @@ void occupy_stdio() {
   }
 }
 
-// A thread woken from a long sleep pays the CPU's deepest idle exit: 90-110
-// us on a 2-core VM, against about 20 us after a sleep of 100 us. So the
-// timer wakes the loop this much before a deadline, and again at it.
-constexpr Nanos kTimerLead = 100'000;
-
 constexpr Nanos kNoCallerTimer = std::numeric_limits<Nanos>::max();
 
 void raise_timer(int fd, Nanos when) {

@@ -3,6 +3,7 @@
 // drain); reads only move last_activity_, and the timer recomputes when it
 // fires, so there are never two timers racing.
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -249,14 +250,47 @@ void Process::handle_requests_locked() {
 }
 
 void Process::on_deadline() {
-  std::lock_guard<std::mutex> work(work_mu_);
-  if (final_on_loop()) return;
+  std::unique_lock<std::mutex> work(work_mu_);
+  for (;;) {
+    if (act_on_deadline()) return;
+    // The engine's timer woke the loop kTimerLead early: the rest of the
+    // way is waited awake, not asleep again, unless the loop has other work
+    // (then the timer, armed for the deadline itself, wakes it again). The
+    // lock is left meanwhile: a caller in sup_poll reads on.
+    const Nanos next = next_deadline();
+    const Nanos now = now_ns();
+    if (next == kNever || next <= now || next - now > Engine::kTimerLead) {
+      arm_deadline();
+      return;
+    }
+    work.unlock();
+    const bool interrupted = await_deadline(now, next);
+    work.lock();
+    if (interrupted) {
+      arm_deadline();
+      return;
+    }
+  }
+}
+
+bool Process::await_deadline(Nanos now, Nanos deadline) const noexcept {
+  // libuv's epoll is readable while any fd the loop watches is ready.
+  pollfd busy{uv_backend_fd(loop_), POLLIN, 0};
+  for (; now < deadline; now = now_ns()) {
+    if (poll(&busy, 1, 0) > 0) return true;
+    sched_yield();
+  }
+  return false;
+}
+
+bool Process::act_on_deadline() {
+  if (final_on_loop()) return true;
   adopt_caller_signals();
   Nanos now = now_ns();
   if (lifecycle_ == Lifecycle::running) {
     if (leader_exited_now()) {
       on_leader_exit();
-      return;
+      return true;
     }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
@@ -267,7 +301,7 @@ void Process::on_deadline() {
         if (pipe->open() && !read_pipe(*pipe, 1)) {
           close_pipe(*pipe);
         }
-      if (ended()) return;
+      if (ended()) return true;
     }
     if (cause_ == Cause::none) {
       bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
@@ -282,9 +316,9 @@ void Process::on_deadline() {
     kill_group(now);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
     finish();
-    return;
+    return true;
   }
-  arm_deadline();
+  return ended();
 }
 
 void Process::timed_out() {
@@ -299,6 +333,15 @@ void Process::timed_out() {
 
 void Process::arm_deadline() {
   if (ended()) return;
+  const Nanos next = next_deadline();
+  if (next == kNever)
+    engine_.clear_deadline(*this);
+  else
+    engine_.set_deadline(*this, next);
+}
+
+Nanos Process::next_deadline() const noexcept {
+  if (ended()) return kNever;
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
     if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);
@@ -306,10 +349,7 @@ void Process::arm_deadline() {
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
-  if (next == kNever)
-    engine_.clear_deadline(*this);
-  else
-    engine_.set_deadline(*this, next);
+  return next;
 }
 
 void Process::interrupt_group(Nanos now) {

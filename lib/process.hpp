@@ -276,6 +276,15 @@ class Process {
   void signal_ready(OutputPipe& pipe);  // under mu_
 
   // escalation.cpp
+  // Acts on every deadline that is due; returns true if nothing is left to
+  // arm (the process ended, or its exit was handled).
+  bool act_on_deadline();
+  // The earliest deadline still ahead (idle, max runtime, grace, pipe
+  // drain), or the largest Nanos for none.
+  Nanos next_deadline() const noexcept;
+  // Waits awake, without work_mu_, until deadline; returns true early if
+  // the loop has other work meanwhile.
+  bool await_deadline(Nanos now, Nanos deadline) const noexcept;
   void arm_deadline();
   bool leader_exited_now();
   // The pidfd shows the exit (no lock taken, unlike waitid's tasklist lock,
