@@ -134,12 +134,15 @@ Engine::Engine()
   int rc = uv_loop_init(&loop_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_loop_init");
   loop_.data = this;
-  auto fail = [&](int code, const char* what) {
+  auto close_loop = [&] {
     wake_watch_.close();
     timer_watch_.close();
     caller_timer_watch_.close();
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
+  };
+  auto fail = [&](int code, const char* what) {
+    close_loop();
     throw std::system_error(-code, std::generic_category(), what);
   };
   auto watch = [&](UvHandle<uv_poll_t>& handle, int fd, uv_poll_cb on_ready, const char* what) {
@@ -180,9 +183,12 @@ Engine::Engine()
       throw;
     }
   } catch (...) {
+    // std::thread's own error (EAGAIN: out of threads) is the spawn's.
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    if (!stopping_) fail(EAGAIN, "std::thread");
-    uv_loop_close(&loop_);
+    if (stopping_)
+      uv_loop_close(&loop_);  // the loop thread closed its handles as it ended
+    else
+      close_loop();
     throw;
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
