@@ -75,6 +75,13 @@ void warm_up() {
   ASSERT_EQ(sup_poll(warm.get(), 0), 1);
 }
 
+// After a refused watch the engine goes on with the next child.
+void expect_engine_goes_on() {
+  SPAWN(after, sh("echo fine"));
+  ASSERT_TRUE(after.wait());
+  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+}
+
 TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
   suptest::TempDir dir;
   for (const char* kind : {"anon_inode:[pidfd]", "pipe:"}) {
@@ -101,10 +108,7 @@ TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
     }
   }
   g_fail_add = nullptr;
-  // The engine goes on.
-  SPAWN(after, sh("echo fine"));
-  ASSERT_TRUE(after.wait());
-  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+  expect_engine_goes_on();
 }
 
 bool one_cpu() {
@@ -169,9 +173,7 @@ TEST(Start, AWatchTheLoopCannotStartAgainEndsTheChildNotTheHost) {
     expect_ended_unwatched(p, "ready\n");
     g_fail_add = nullptr;
   }
-  SPAWN(after, sh("echo fine"));
-  ASSERT_TRUE(after.wait());
-  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+  expect_engine_goes_on();
 }
 
 // Backpressure stops a stream's watch; a reader catching up starts it again,
@@ -201,9 +203,7 @@ TEST(Start, AHeldBackStreamTheLoopCannotWatchAgainEndsTheChildNotTheHost) {
     expect_ended_unwatched(p, "ready\n");
     g_fail_add = nullptr;
   }
-  SPAWN(after, sh("echo fine"));
-  ASSERT_TRUE(after.wait());
-  EXPECT_EQ(after.output(SUP_STDOUT), "fine\n");
+  expect_engine_goes_on();
 }
 
 // sup_spawn returns once the child has exec'd, while the loop thread may
