@@ -187,9 +187,8 @@ void Process::after_leader_exit() {
   // wrote must be counted before the result is final.
   lift_backpressure();
   // What the main process wrote just before exiting may still sit in the pipes.
-  constexpr int kDrainReads = 16;
-  bool out_done = !out_.open() || !read_pipe(out_, kDrainReads, /*until_empty=*/true);
-  bool err_done = !err_.open() || !read_pipe(err_, kDrainReads, /*until_empty=*/true);
+  bool out_done = !out_.open() || drain_pipe(out_);
+  bool err_done = !err_.open() || drain_pipe(err_);
   // Both at EOF, as whenever nothing outlived the main process: the caller
   // waits for the result, and finish() closes the pipes and the exit watch
   // after publishing it.

@@ -111,13 +111,12 @@ void Process::end_unwatched(bool drain) noexcept {
   if (drain) {
     backpressure_lifted_ = true;
     try {
-      constexpr int kDrainReads = 16;
       for (OutputPipe* pipe : {&out_, &err_}) {
         {
           std::lock_guard<std::mutex> lock(mu_);
           pipe->paused = false;
         }
-        if (pipe->open()) read_pipe(*pipe, kDrainReads, /*until_empty=*/true);
+        if (pipe->open()) drain_pipe(*pipe);
       }
     } catch (const std::bad_alloc&) {
       // What was read before is kept.
@@ -164,13 +163,17 @@ void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, 
   check_uv(uv_poll_start(watch.get(), UV_READABLE, on_ready), "uv_poll_start", what);
 }
 
+void Process::watch_pipe(OutputPipe& pipe, bool probe) {
+  start_made_watch(pipe.poll, on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
+}
+
 void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
     start_made_watch(exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
   for (OutputPipe* pipe : {&out_, &err_})
     if (pipe->poll && pipe->open() && !pipe->paused)
-      start_made_watch(pipe->poll, on_pipe_readable, probe, pipe == &out_ ? "stdout" : "stderr");
+      watch_pipe(*pipe, probe);
 }
 
 void Process::sync_watches() {
@@ -275,6 +278,11 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
   return true;
 }
 
+bool Process::drain_pipe(OutputPipe& pipe) {
+  constexpr int kDrainReads = 16;
+  return !read_pipe(pipe, kDrainReads, /*until_empty=*/true);
+}
+
 void Process::close_pipe(OutputPipe& pipe) {
   pipe.poll.close();
   retire(pipe.fd);
@@ -305,7 +313,7 @@ void Process::lift_backpressure() {
     }
     if (!pipe->open()) continue;
     try {
-      start_made_watch(pipe->poll, on_pipe_readable, /*probe=*/true, pipe == &out_ ? "stdout" : "stderr");
+      watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {
       // Called from inside the escalation and the exit's handling: the
       // child is ended (as one that cannot be watched is) from the loop's
@@ -327,7 +335,7 @@ void Process::resume_held_back() {
       pipe->paused = false;
     }
     try {
-      start_made_watch(pipe->poll, on_pipe_readable, /*probe=*/true, pipe == &out_ ? "stdout" : "stderr");
+      watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {
       end_unwatched(/*drain=*/true);
       return;

@@ -242,6 +242,8 @@ class Process {
   // Starts a readable watch made earlier. probe: it was stopped since, so
   // its fd is tried on the loop's epoll first. Throws LaunchError.
   void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
+  // start_made_watch for a pipe's watch.
+  void watch_pipe(OutputPipe& pipe, bool probe);
   // Starts the pidfd's and the pipes' watches (made by start()); any that is
   // closed (EOF, the exit handled) stays so.
   void watch_exit_and_pipes(bool probe);
@@ -263,6 +265,9 @@ class Process {
   bool read_pipe(OutputPipe& pipe, int max_reads, bool until_empty = false);
   // The same into buf: the engine's read buffer is the loop thread's.
   bool read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
+  // What is in the pipe once its writer is gone or ending, to EAGAIN or EOF
+  // (at most 16 reads of the read buffer); returns true at EOF.
+  bool drain_pipe(OutputPipe& pipe);
   void close_pipe(OutputPipe& pipe);
   void hold_back_if_needed(OutputPipe& pipe);
   void resume_held_back();
