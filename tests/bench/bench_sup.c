@@ -643,35 +643,63 @@ static int row_wanted(const struct opts *o, const char *name) {
 
 /* ---- rows --------------------------------------------------------------- */
 
+/* What a side of the spawn rows cost the host besides time: CPU of every
+ * thread of this process (the library's included, the children's not) and
+ * its context switches, summed over that side's batches. */
+typedef struct {
+  double cpu_ms;
+  long csw;
+} host_cost;
+
 /* Per spawn: posix_spawn+waitpid and sup_spawn+sup_poll+sup_release, in
  * alternating batches (A B A B ...). */
-static void spawn_rounds(int rounds, int batch, samples *raw, samples *sup) {
+static void spawn_rounds(int rounds, int batch, samples *raw, samples *sup,
+                         host_cost *raw_cost, host_cost *sup_cost) {
   char *json = spec(TRUE_PATH, NULL, -1);
   for (int w = 0; w < 5; w++) {
     raw_true();
     sup_true(json);
   }
   for (int r = 0; r < rounds; r++) {
+    double c0 = cpu_ms_self();
+    long s0 = csw_self();
     for (int i = 0; i < batch; i++) {
       double t0 = now_us();
       raw_true();
       push(raw, now_us() - t0);
     }
+    double c1 = cpu_ms_self();
+    long s1 = csw_self();
     for (int i = 0; i < batch; i++) {
       double t0 = now_us();
       sup_true(json);
       push(sup, now_us() - t0);
     }
+    raw_cost->cpu_ms += c1 - c0;
+    raw_cost->csw += s1 - s0;
+    sup_cost->cpu_ms += cpu_ms_self() - c1;
+    sup_cost->csw += csw_self() - s1;
   }
   cJSON_free(json);
 }
 
+/* The host cost per spawn of each side, as JSON members. */
+static void print_host_costs(const host_cost *raw, const host_cost *sup,
+                             int spawns) {
+  printf("\"baseline_host_cpu_us\":%.1f,\"sup_host_cpu_us\":%.1f,"
+         "\"baseline_csw\":%.2f,\"sup_csw\":%.2f,",
+         raw->cpu_ms * 1e3 / spawns, sup->cpu_ms * 1e3 / spawns,
+         (double)raw->csw / spawns, (double)sup->csw / spawns);
+}
+
 static void row_spawn(const struct opts *o) {
   samples raw = {0}, sup = {0};
+  host_cost raw_cost = {0}, sup_cost = {0};
   int rounds = o->quick ? 2 : 300, batch = 10;
   note("spawn: %d x %d per side", rounds, batch);
-  spawn_rounds(rounds, batch, &raw, &sup);
+  spawn_rounds(rounds, batch, &raw, &sup, &raw_cost, &sup_cost);
   printf("{\"row\":\"spawn\",\"unit\":\"us\",\"batch\":%d,", batch);
+  print_host_costs(&raw_cost, &sup_cost, rounds * batch);
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
@@ -698,9 +726,10 @@ static void row_heap(const struct opts *o) {
   memset(mem, 1, heap);
 
   samples raw = {0}, sup = {0}, fork_ref = {0};
+  host_cost raw_cost = {0}, sup_cost = {0};
   int rounds = o->quick ? 2 : 100, batch = 10;
   note("heap: %d x %d per side", rounds, batch);
-  spawn_rounds(rounds, batch, &raw, &sup);
+  spawn_rounds(rounds, batch, &raw, &sup, &raw_cost, &sup_cost);
   int forks = o->quick ? 3 : 20;
   for (int i = 0; i < forks; i++) {
     double t0 = now_us();
@@ -715,6 +744,7 @@ static void row_heap(const struct opts *o) {
 
   printf("{\"row\":\"heap\",\"unit\":\"us\",\"batch\":%d,\"heap_bytes\":%zu,",
          batch, heap);
+  print_host_costs(&raw_cost, &sup_cost, rounds * batch);
   finish_row("baseline", &raw, "sup", &sup, "fork_exec", &fork_ref, NULL);
 }
 
