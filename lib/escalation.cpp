@@ -3,7 +3,6 @@
 // drain); reads only move last_activity_, and the timer recomputes when it
 // fires, so there are never two timers racing.
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -274,12 +273,10 @@ void Process::on_deadline() {
 
 bool Process::await_deadline(Nanos now, Nanos deadline) const noexcept {
   // libuv's epoll is readable while any fd the loop watches is ready.
-  pollfd busy{uv_backend_fd(loop_), POLLIN, 0};
-  for (; now < deadline; now = now_ns()) {
-    if (poll(&busy, 1, 0) > 0) return true;
-    sched_yield();
-  }
-  return false;
+  pollfd loop_work{uv_backend_fd(loop_), POLLIN, 0};
+  bool busy = false;
+  yield_until(now, deadline - now, [&] { return busy = poll(&loop_work, 1, 0) > 0; });
+  return busy;
 }
 
 bool Process::act_on_deadline() {

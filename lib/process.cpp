@@ -161,12 +161,12 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
   std::unique_ptr<char[]> buf(new (std::nothrow) char[engine_.read_buffer_size()]);
   if (!buf) return wait_on_pidfd(timeout_ms);
   pollfd watched[3];
+  bool driving;
   bool wake_loop = false;
   {
     std::lock_guard<std::mutex> work(work_mu_);
-    if (!can_drive()) {
-      watched[0].fd = -1;
-    } else {
+    driving = can_drive();
+    if (driving) {
       // Before start(), the loop sees drivers_ and starts no watch; after,
       // it stops them when woken for it.
       wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
@@ -175,7 +175,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
       watched[2] = {err_.open() ? err_.fd.get() : -1, POLLIN, 0};
     }
   }
-  if (watched[0].fd == -1) return wait_on_pidfd(timeout_ms);
+  if (!driving) return wait_on_pidfd(timeout_ms);
   if (wake_loop) {
     requests_.fetch_or(kWatch);
     engine_.wake_for(*this);

@@ -75,6 +75,17 @@ void warm_up() {
   ASSERT_EQ(sup_poll(warm.get(), 0), 1);
 }
 
+// A child sup could not watch (the injected refusal taken) is ended by sup,
+// and that is its result.
+void expect_ended_by_sup(suptest::Proc& p) {
+  ASSERT_TRUE(p.wait(5000)) << "a child sup could not watch was left running";
+  EXPECT_EQ(g_fail_add.load(), nullptr) << "no watch was refused: the test proves nothing";
+  suptest::Json r = p.result();
+  EXPECT_EQ(r.str("outcome"), "aborted");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
+  EXPECT_FALSE(suptest::running(sup_pid(p.get())));
+}
+
 // After a refused watch the engine goes on with the next child.
 void expect_engine_goes_on() {
   SPAWN(after, sh("echo fine"));
@@ -94,14 +105,8 @@ TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
     warm_up();
     g_fail_add = kind;
     SPAWN(p, sh(script));
-    ASSERT_TRUE(p.wait(5000)) << "a child sup could not watch was left running";
-    EXPECT_EQ(g_fail_add.load(), nullptr) << "no watch of that kind was refused: the test proves nothing";
-    suptest::Json r = p.result();
-    EXPECT_EQ(r.str("outcome"), "aborted");
-    EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
-    EXPECT_EQ(first_signal(r), "SIGKILL");
-    pid_t leader = sup_pid(p.get());
-    EXPECT_FALSE(suptest::running(leader));
+    ASSERT_NO_FATAL_FAILURE(expect_ended_by_sup(p));
+    EXPECT_EQ(first_signal(p.result()), "SIGKILL");
     pid_t bg = static_cast<pid_t>(std::atoi(suptest::read_file(pidfile).c_str()));
     if (bg > 0) {
       EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(bg); })) << "the group outlived it";
@@ -142,13 +147,9 @@ bool held_back(sup_proc* p, int64_t window) {
   }, 5000);
 }
 
+// The same, for a child that wrote first_line before: kept.
 void expect_ended_unwatched(suptest::Proc& p, const char* first_line) {
-  ASSERT_TRUE(p.wait(5000)) << "a child sup could no longer watch was left running";
-  EXPECT_EQ(g_fail_add.load(), nullptr) << "no watch was refused: the test proves nothing";
-  suptest::Json r = p.result();
-  EXPECT_EQ(r.str("outcome"), "aborted");
-  EXPECT_TRUE(cJSON_IsTrue(r.get("forced_kill")));
-  EXPECT_FALSE(suptest::running(sup_pid(p.get())));
+  ASSERT_NO_FATAL_FAILURE(expect_ended_by_sup(p));
   EXPECT_EQ(p.output(SUP_STDOUT).rfind(first_line, 0), 0u) << "what it wrote before was lost";
 }
 
@@ -170,7 +171,7 @@ TEST(Start, AWatchTheLoopCannotStartAgainEndsTheChildNotTheHost) {
       if (sup_poll(p.get(), 50) == 1) break;
       suptest::eventually([] { return g_fail_add.load() == nullptr; }, 100);
     }
-    expect_ended_unwatched(p, "ready\n");
+    ASSERT_NO_FATAL_FAILURE(expect_ended_unwatched(p, "ready\n"));
     g_fail_add = nullptr;
   }
   expect_engine_goes_on();
@@ -200,7 +201,7 @@ TEST(Start, AHeldBackStreamTheLoopCannotWatchAgainEndsTheChildNotTheHost) {
     } else {
       ASSERT_EQ(sup_interrupt(p.get()), 0);
     }
-    expect_ended_unwatched(p, "ready\n");
+    ASSERT_NO_FATAL_FAILURE(expect_ended_unwatched(p, "ready\n"));
     g_fail_add = nullptr;
   }
   expect_engine_goes_on();
