@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -65,6 +67,14 @@ struct Json {
   double num(const char* key) const {
     const cJSON* v = get(key);
     return cJSON_IsNumber(v) ? v->valuedouble : -1e9;
+  }
+  // signals_sent[index].at_ms in whole microseconds, or -1 if there is none.
+  // The result gives three decimals; the difference of two of them as doubles
+  // can fall a rounding error short of the whole milliseconds it is
+  // (64.002 - 14.002 < 50.0), and a grace ended on time would look early.
+  int64_t signal_at_us(int index) const {
+    const cJSON* at = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(get("signals_sent"), index), "at_ms");
+    return cJSON_IsNumber(at) ? std::llround(at->valuedouble * 1000) : -1;
   }
 };
 
