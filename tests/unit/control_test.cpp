@@ -9,22 +9,7 @@
 namespace {
 
 using suptest::sh;
-
-// Waits until the child printed `marker`: it has started its handlers.
-bool wait_for_output(sup_proc* p, const std::string& marker, int timeout_ms = 5000) {
-  std::string seen;
-  uint64_t pos = 0;
-  double end = suptest::now_ms() + timeout_ms;
-  while (suptest::now_ms() < end) {
-    char buf[256];
-    size_t n = 0;
-    sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n);
-    seen.append(buf, n);
-    if (seen.find(marker) != std::string::npos) return true;
-    sup_output_wait(p, pos, 0, 50);
-  }
-  return false;
-}
+using suptest::wait_for_output;
 
 char process_state(pid_t pid) {
   std::string stat = suptest::read_file("/proc/" + std::to_string(pid) + "/stat");

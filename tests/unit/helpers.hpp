@@ -151,6 +151,24 @@ inline bool eventually(const std::function<bool()>& pred, int timeout_ms = 2000)
   return pred();
 }
 
+// Reads stdout until `marker` has come (the child started its handlers), or
+// the time is up. Through sup_output_read and sup_output_wait only: unlike
+// sup_poll, they leave the child's watches to the loop.
+inline bool wait_for_output(sup_proc* p, const std::string& marker, int timeout_ms = 5000) {
+  std::string seen;
+  uint64_t pos = 0;
+  char buf[4096];
+  const double end = now_ms() + timeout_ms;
+  while (seen.find(marker) == std::string::npos) {
+    if (now_ms() > end) return false;
+    size_t n = 0;
+    if (sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n) != 0) return false;
+    seen.append(buf, n);
+    if (n == 0) sup_output_wait(p, pos, SUP_POS_IGNORE, 100);
+  }
+  return true;
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());

@@ -122,22 +122,6 @@ bool one_cpu() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
-// Reads stdout until `marker` has come, or the time is up.
-bool wait_for(sup_proc* p, const std::string& marker, int timeout_ms = 5000) {
-  std::string seen;
-  uint64_t pos = 0;
-  char buf[4096];
-  double end = suptest::now_ms() + timeout_ms;
-  while (seen.find(marker) == std::string::npos) {
-    if (suptest::now_ms() > end) return false;
-    size_t n = 0;
-    if (sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n) != 0) return false;
-    seen.append(buf, n);
-    if (n == 0) sup_output_wait(p, pos, SUP_POS_IGNORE, 100);
-  }
-  return true;
-}
-
 // Held back: more than backpressure_bytes came, and nothing comes any more.
 bool held_back(sup_proc* p, int64_t window) {
   return suptest::eventually([&] {
@@ -163,7 +147,7 @@ TEST(Start, AWatchTheLoopCannotStartAgainEndsTheChildNotTheHost) {
   for (const char* kind : {"anon_inode:[pidfd]", "pipe:"}) {
     SCOPED_TRACE(kind);
     SPAWN(p, sh("echo ready; exec sleep 30"));
-    ASSERT_TRUE(wait_for(p.get(), "ready")) << "the loop never read the child";
+    ASSERT_TRUE(suptest::wait_for_output(p.get(), "ready")) << "the loop never read the child";
     g_fail_add = kind;
     // A short wait: the loop steps back while it lasts and watches again
     // after. Repeated, in case a loaded loop did not get to step back.
