@@ -1,13 +1,37 @@
 -- A minimal TAP runner (meson test's `protocol: 'tap'`), so that the tests
--- need nothing but lua5.4. Usage:
+-- need nothing but the interpreter: Lua 5.1, LuaJIT, 5.3 or 5.4 (no 5.4-only
+-- syntax here or in the tests that load it). Usage:
 --   local t = require "tap"
---   t.test("name", function() t.eq(1, 1) end)
+--   t.test("name", function() local p = t.closing(sup.spawn{ "true" }) end)
 --   t.run()
 -- SUP_LUA_TEST=pattern runs only the tests whose name matches.
 local M = {}
 local tests = {}
 
 function M.test(name, fn) tests[#tests + 1] = { name = name, fn = fn } end
+
+-- Handles closed when the current test ends, however it ends: what
+-- `local p <close> = ...` does in 5.4, for every version.
+local closing = {}
+function M.closing(p, ...)
+  if p then closing[#closing + 1] = p end
+  return p, ...
+end
+
+function M.is_integer(v)
+  return type(v) == "number" and v == math.floor(v)
+end
+
+-- The interpreter running the tests, as an argv table (SUP_LUA_INTERP, set
+-- by meson: the interpreter, or the dynamic loader that preloads the
+-- sanitizer's runtime into it).
+function M.interp()
+  local v = os.getenv("SUP_LUA_INTERP")
+  if not v or v == "" then M.skip("SUP_LUA_INTERP is not set") end
+  local argv = {}
+  for a in v:gmatch("[^\n]+") do argv[#argv + 1] = a end
+  return argv
+end
 
 local function show(v)
   if type(v) == "string" then return string.format("%q", v) end
@@ -42,7 +66,7 @@ function M.skip(reason) error({ [SKIP] = reason }, 0) end
 function M.now_ms()
   -- os.clock is CPU time; wall time to the millisecond comes from /proc.
   local f = assert(io.open("/proc/uptime"))
-  local up = f:read("n")
+  local up = f:read("*n")
   f:close()
   return up * 1000
 end
@@ -51,7 +75,7 @@ end
 function M.alive(pid)
   local f = io.open("/proc/" .. pid .. "/stat")
   if not f then return false end
-  local stat = f:read("a")
+  local stat = f:read("*a")
   f:close()
   local state = stat:match("^%d+ %b() (%a)")
   return state ~= nil and state ~= "Z" and state ~= "X"
@@ -67,10 +91,15 @@ end
 
 function M.self_pid()
   local f = assert(io.open("/proc/self/stat"))
-  local stat = f:read("a")
+  local stat = f:read("*a")
   f:close()
   -- /proc/self is the reader here, which is this process (no helper exec'd).
   return tonumber(stat:match("^(%d+)"))
+end
+
+-- TAP goes to stdout itself: Neovim's print() writes to its messages.
+local function say(line)
+  io.stdout:write(line, "\n")
 end
 
 function M.run()
@@ -80,7 +109,7 @@ function M.run()
     if not filter or t.name:find(filter, 1, true) then selected[#selected + 1] = t end
   end
   io.stdout:setvbuf("line")
-  print("1.." .. #selected)
+  say("1.." .. #selected)
   local failed = 0
   for i, t in ipairs(selected) do
     local start = M.now_ms()
@@ -88,19 +117,23 @@ function M.run()
       if type(e) == "table" then return e end
       return debug.traceback(e, 2)
     end)
+    for k = #closing, 1, -1 do
+      closing[k]:close()
+      closing[k] = nil
+    end
     collectgarbage()
     local took = M.now_ms() - start
     if ok then
-      print(string.format("ok %d - %s # %.0f ms", i, t.name, took))
+      say(string.format("ok %d - %s # %.0f ms", i, t.name, took))
     elseif type(err) == "table" and err[SKIP] then
-      print(string.format("ok %d - %s # SKIP %s", i, t.name, err[SKIP]))
+      say(string.format("ok %d - %s # SKIP %s", i, t.name, err[SKIP]))
     else
       failed = failed + 1
-      print(string.format("not ok %d - %s", i, t.name))
-      for line in tostring(err):gmatch("[^\n]+") do print("# " .. line) end
+      say(string.format("not ok %d - %s", i, t.name))
+      for line in tostring(err):gmatch("[^\n]+") do say("# " .. line) end
     end
   end
-  print(string.format("# %d passed, %d failed", #selected - failed, failed))
+  say(string.format("# %d passed, %d failed", #selected - failed, failed))
   os.exit(failed == 0 and 0 or 1, true)
 end
 
