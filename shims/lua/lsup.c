@@ -1,5 +1,7 @@
 /*
- * lsup.c: the Lua 5.4 module "sup", over libsup's C ABI (include/sup.h).
+ * lsup.c: the Lua module "sup", over libsup's C ABI (include/sup.h), for
+ * Lua 5.1, LuaJIT 2.1, 5.3 and 5.4 from this one source (lsup_compat.h
+ * fills in what 5.1 and LuaJIT lack).
  *
  *   local sup = require "sup"
  *   local p, err, code = sup.spawn{ "make", "-j8", idle_timeout_ms = 30000 }
@@ -20,15 +22,27 @@
  * A Lua state is single-threaded: a handle is never used by two threads at
  * once, so the "no call may begin after sup_release" rule reduces to
  * clearing the pointer before releasing it.
+ *
+ * Blocking calls and the host's Ctrl-C: the library installs no signal
+ * handler and its waits retry EINTR, so a host that stops a running script
+ * by a signal (lua.c and luajit.c: SIGINT sets a debug hook that raises
+ * "interrupted!" at the next Lua instruction) would stay stuck in a C call
+ * until the child ended. Every blocking call here therefore waits in slices
+ * of WAIT_SLICE_MS and, between slices, calls an empty Lua function: the
+ * host's pending hook runs there, in the host's own way, and a signal the
+ * host handles otherwise (or ignores) changes nothing. When the hook raises,
+ * the call ends the child as p:interrupt() does (interrupt signal, grace,
+ * SIGKILL), waits until that is final, and re-raises the host's error.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <lauxlib.h>
-#include <lua.h>
+#include "lsup_compat.h"
 
 #include <sup.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -37,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(__GNUC__)
 #define LSUP_EXPORT __attribute__((visibility("default")))
@@ -45,15 +60,34 @@
 #endif
 
 #define PROC_MT "sup.process"
+#define RESULT_MT "sup.result"
+#define LINES_MT "sup.lines"
 #define SPECBUF_MT "sup.specbuf"
 #define MAX_DEPTH 32
+/* How long a blocking call sleeps before it lets the host's hooks run. */
+#define WAIT_SLICE_MS 100
+/* How much p:lines() reads at a time. */
+#define LINES_CHUNK ((size_t)65536)
 
 typedef struct {
-  sup_proc *p;     /* NULL once closed */
-  uint64_t pos[2]; /* read positions of stdout and stderr, for p:read */
+  sup_proc *p;       /* NULL once closed */
+  uint64_t pos[2];   /* read positions of stdout and stderr, for p:read */
+  int stdin_closed;  /* p:close_stdin() was called */
+  int *dups;         /* descriptors from p:fd(true), p:output_fd(s, true) */
+  size_t ndups, capdups;
 } lproc;
 
 static const char *const stream_names[] = {"stdout", "stderr", NULL};
+
+/* Registry keys (their addresses). */
+static char key_noop;    /* the empty Lua function the waits call */
+static char key_owners;  /* weak keys: result table -> its handle */
+static char key_results; /* weak values: handle -> its result table */
+
+static void push_registry(lua_State *L, const char *key) {
+  lua_pushlightuserdata(L, (void *)key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+}
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -160,7 +194,7 @@ static void sb_base64(lua_State *L, specbuf *b, const unsigned char *s, size_t n
 
 static void sb_number(lua_State *L, specbuf *b, int idx, const char *where) {
   char num[64];
-  if (lua_isinteger(L, idx)) {
+  if (lsupc_isinteger(L, idx)) {
     snprintf(num, sizeof num, "%lld", (long long)lua_tointeger(L, idx));
   } else {
     double d = lua_tonumber(L, idx);
@@ -175,11 +209,11 @@ static void sb_number(lua_State *L, specbuf *b, int idx, const char *where) {
 
 /* Whether the table at idx is a sequence 1..n with nothing else (n may be 0). */
 static int is_sequence(lua_State *L, int idx) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, idx), count = 0;
+  lua_Integer n = (lua_Integer)lsupc_rawlen(L, idx), count = 0;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     lua_pop(L, 1);
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n) {
+    if (!lsupc_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n) {
       lua_pop(L, 1);
       return 0;
     }
@@ -190,7 +224,7 @@ static int is_sequence(lua_State *L, int idx) {
 
 /* Any other Lua value, for the library to judge. */
 static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int depth) {
-  idx = lua_absindex(L, idx);
+  idx = lsupc_absindex(L, idx);
   switch (lua_type(L, idx)) {
     case LUA_TBOOLEAN: sb_lit(L, b, lua_toboolean(L, idx) ? "true" : "false"); return;
     case LUA_TNUMBER: sb_number(L, b, idx, where); return;
@@ -207,8 +241,8 @@ static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int d
   }
   if (depth > MAX_DEPTH) luaL_error(L, "sup.spawn: %s: nested too deeply", where);
   luaL_checkstack(L, 4, "sup.spawn: nested too deeply");
-  if (is_sequence(L, idx) && lua_rawlen(L, idx) > 0) {
-    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+  if (is_sequence(L, idx) && lsupc_rawlen(L, idx) > 0) {
+    lua_Integer n = (lua_Integer)lsupc_rawlen(L, idx);
     sb_lit(L, b, "[");
     for (lua_Integer i = 1; i <= n; i++) {
       if (i > 1) sb_lit(L, b, ", ");
@@ -239,7 +273,7 @@ static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int d
 
 /* env = { NAME = "value" | false }: false removes a variable. */
 static void sb_env(lua_State *L, specbuf *b, int idx) {
-  idx = lua_absindex(L, idx);
+  idx = lsupc_absindex(L, idx);
   if (!lua_istable(L, idx)) {
     sb_value(L, b, idx, "env", 0); /* the library names the problem */
     return;
@@ -276,7 +310,7 @@ static void sb_env(lua_State *L, specbuf *b, int idx) {
 /* stdin = "null" | "inherit" | "pipe" | { data = bytes }: data goes as
  * base64, so that any byte (NUL, invalid UTF-8) arrives exactly. */
 static void sb_stdin(lua_State *L, specbuf *b, int idx) {
-  idx = lua_absindex(L, idx);
+  idx = lsupc_absindex(L, idx);
   if (!lua_istable(L, idx)) {
     sb_value(L, b, idx, "stdin", 0);
     return;
@@ -309,12 +343,12 @@ static void sb_stdin(lua_State *L, specbuf *b, int idx) {
 /* Encodes the spec table at index 1 into a specbuf pushed on the stack. */
 static specbuf *encode_spec(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  specbuf *b = lua_newuserdatauv(L, sizeof *b, 0);
+  specbuf *b = lsupc_newuserdata(L, sizeof *b);
   b->data = NULL;
   b->len = b->cap = 0;
-  luaL_setmetatable(L, SPECBUF_MT);
+  lsupc_setmetatable(L, SPECBUF_MT);
 
-  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  lua_Integer n = (lua_Integer)lsupc_rawlen(L, 1);
   sb_lit(L, b, "{\"argv\": [");
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, 1, i);
@@ -333,7 +367,7 @@ static specbuf *encode_spec(lua_State *L) {
   while (lua_next(L, 1) != 0) {
     int kt = lua_type(L, -2);
     if (kt == LUA_TNUMBER) {
-      if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n) {
+      if (lsupc_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n) {
         lua_pop(L, 1);
         continue;
       }
@@ -376,6 +410,124 @@ static int stream_arg(lua_State *L, int idx) {
   return luaL_checkoption(L, idx, "stdout", stream_names); /* 0 or 1 */
 }
 
+static int stream_of(int s) { return s == 0 ? SUP_STDOUT : SUP_STDERR; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A timeout argument in milliseconds: nil gives `dflt`, math.huge (or
+ * anything beyond INT_MAX ms) means forever (-1). */
+static double timeout_arg(lua_State *L, int idx, double dflt) {
+  if (lua_isnoneornil(L, idx)) return dflt;
+  lua_Number t = luaL_checknumber(L, idx);
+  luaL_argcheck(L, t >= 0, idx, "timeout must be >= 0 milliseconds");
+  return t >= (lua_Number)INT_MAX ? -1 : (double)t;
+}
+
+/* Releases the handle and the duplicates it handed out. */
+static void close_proc(lproc *lp) {
+  sup_proc *p = lp->p;
+  lp->p = NULL; /* first: nothing may begin on p once its release has */
+  for (size_t i = 0; i < lp->ndups; i++) close(lp->dups[i]);
+  free(lp->dups);
+  lp->dups = NULL;
+  lp->ndups = lp->capdups = 0;
+  sup_release(p);
+}
+
+/* ---- waiting, and the host's Ctrl-C ------------------------------------ */
+
+typedef struct {
+  lua_State *main;    /* the main thread when the wait runs on another, else NULL */
+  lua_Hook main_hook; /* its hook when the wait began */
+} waitctx;
+
+static void wait_begin(lua_State *L, waitctx *w) {
+  lsupc_note_thread(L);
+  w->main = lsupc_mainthread(L);
+  if (w->main == L) w->main = NULL;
+  w->main_hook = w->main != NULL ? lua_gethook(w->main) : NULL;
+}
+
+/* Lets the host's pending hook run (see the top of this file). Returns 1,
+ * with the error value on the stack, when it raised. lua.c sets its SIGINT
+ * hook on the main thread only (LuaJIT's hooks are global): a wait inside a
+ * coroutine runs a hook that appeared on the main thread while it waited on
+ * its own thread, once. */
+static int host_stops(lua_State *L, waitctx *w) {
+  luaL_checkstack(L, 2, "sup: wait");
+  push_registry(L, &key_noop);
+  if (lua_pcall(L, 0, 0, 0) != 0) return 1;
+  if (w->main == NULL) return 0;
+  lua_Hook hook = lua_gethook(w->main);
+  lua_Hook own = lua_gethook(L);
+  if (hook == NULL || hook == w->main_hook || hook == own) return 0;
+  w->main_hook = hook;
+  int mask = lua_gethookmask(L), count = lua_gethookcount(L);
+  lua_sethook(L, hook, lua_gethookmask(w->main), lua_gethookcount(w->main));
+  push_registry(L, &key_noop);
+  int rc = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, own, mask, count);
+  return rc != 0;
+}
+
+/* The host stopped a blocking call: the child ends as p:interrupt() ends it
+ * (interrupt signal, grace, SIGKILL), the call waits for that, then raises
+ * the host's error (on the stack). With `release`, the handle is released
+ * first (sup.run's own handle). */
+static int stop_child(lua_State *L, lproc *lp, int release) {
+  if (sup_interrupt(lp->p) >= 0) {
+    while (sup_poll(lp->p, -1) == 0) {
+    }
+  }
+  if (release) close_proc(lp);
+  return lua_error(L);
+}
+
+/* One slice of a wait: 1 ready, 0 not yet, < 0 an error code. */
+typedef int (*wait_fn)(lproc *lp, int s, int ms);
+
+static int wait_final(lproc *lp, int s, int ms) {
+  (void)s;
+  return sup_poll(lp->p, ms);
+}
+
+static int wait_output(lproc *lp, int s, int ms) {
+  return sup_output_wait(lp->p, s == 0 ? lp->pos[0] : SUP_POS_IGNORE, s == 1 ? lp->pos[1] : SUP_POS_IGNORE,
+                         ms);
+}
+
+static int wait_input(lproc *lp, int s, int ms) {
+  (void)s;
+  return sup_input_wait(lp->p, ms);
+}
+
+/* Waits up to timeout_ms (-1: forever) for fn's condition, in slices, giving
+ * the host's hooks a chance between them. Returns 1 ready, 0 time ran out,
+ * < 0 an error code; raises (after ending the child) when the host stops. */
+static int wait_until(lua_State *L, lproc *lp, wait_fn fn, int s, double timeout_ms, int release) {
+  if (timeout_ms == 0) return fn(lp, s, 0);
+  waitctx w;
+  wait_begin(L, &w);
+  double deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+  for (;;) {
+    if (host_stops(L, &w)) return stop_child(L, lp, release);
+    int slice = WAIT_SLICE_MS;
+    if (timeout_ms > 0) {
+      double left = deadline - now_ms();
+      if (left <= 0) return fn(lp, s, 0);
+      if (left < slice) slice = (int)ceil(left);
+    }
+    int rc = fn(lp, s, slice);
+    if (rc != 0) return rc;
+  }
+}
+
+/* ---- spawning --------------------------------------------------------- */
+
 /* Spawns from the spec at index 1. On success pushes the handle and returns
  * 1; on a start failure pushes nil, message, code, part and returns 4; a
  * spec error raises. */
@@ -383,10 +535,9 @@ static int do_spawn(lua_State *L) {
   specbuf *b = encode_spec(L);
   /* The handle exists before the child does: if allocating it failed after
    * the spawn, the child would be left without an owner. */
-  lproc *lp = lua_newuserdatauv(L, sizeof *lp, 0);
-  lp->p = NULL;
-  lp->pos[0] = lp->pos[1] = 0;
-  luaL_setmetatable(L, PROC_MT);
+  lproc *lp = lsupc_newuserdata(L, sizeof *lp);
+  memset(lp, 0, sizeof *lp);
+  lsupc_setmetatable(L, PROC_MT);
 
   char why[SUP_ERRBUF_SIZE];
   int part = SUP_PART_NONE;
@@ -453,7 +604,7 @@ static void set_bool(lua_State *L, const char *k, int v) {
 
 /* The final result as a table mirroring the result JSON, from the typed
  * accessors; captured holds the exact bytes. */
-static void push_result(lua_State *L, sup_proc *p) {
+static void build_result(lua_State *L, sup_proc *p) {
   lua_createtable(L, 0, 14);
   const char *outcome = sup_outcome_name(sup_result_outcome(p));
   lua_pushstring(L, outcome ? outcome : "unknown");
@@ -471,7 +622,7 @@ static void push_result(lua_State *L, sup_proc *p) {
   set_num(L, "duration_ms", sup_result_duration_ms(p));
 
   for (int s = 0; s < 2; s++) {
-    int stream = s == 0 ? SUP_STDOUT : SUP_STDERR;
+    int stream = stream_of(s);
     lua_createtable(L, 0, 4);
     set_int(L, "bytes", sup_output_total(p, stream));
     size_t len = 0;
@@ -491,7 +642,7 @@ static void push_result(lua_State *L, sup_proc *p) {
   if (nsig > 0) {
     /* Scratch space from Lua, so that nothing leaks if a push below fails;
      * the doubles first, for their alignment. */
-    double *at = lua_newuserdatauv(L, (size_t)nsig * (sizeof(double) + sizeof(int)), 0);
+    double *at = lsupc_newuserdata(L, (size_t)nsig * (sizeof(double) + sizeof(int)));
     int *sigs = (int *)(void *)(at + nsig);
     int got = sup_result_signals(p, sigs, at, (size_t)nsig);
     if (got > nsig) got = nsig;
@@ -514,12 +665,55 @@ static void push_result(lua_State *L, sup_proc *p) {
   set_num(L, "sys_ms", sys_ms);
   set_int(L, "max_rss_kb", max_rss_kb);
   lua_setfield(L, -2, "rusage");
+}
 
-  const char *json = sup_result(p);
-  if (json != NULL) {
-    lua_pushstring(L, json);
-    lua_setfield(L, -2, "json");
+/* Pushes the result table of the final handle at index ud: one table per
+ * handle, built at the first call (a weak cache: rebuilt only if the
+ * program dropped it). The table keeps its handle alive for `json`. */
+static void push_result(lua_State *L, int ud) {
+  lproc *lp = lua_touserdata(L, ud);
+  push_registry(L, &key_results);
+  lua_pushvalue(L, ud);
+  lua_rawget(L, -2);
+  if (lua_istable(L, -1)) {
+    lua_remove(L, -2);
+    return;
   }
+  lua_pop(L, 1);
+  build_result(L, lp->p);
+  lsupc_setmetatable(L, RESULT_MT);
+  lua_pushvalue(L, ud);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, -4); /* results[handle] = res */
+  lua_remove(L, -2);
+  push_registry(L, &key_owners);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, ud);
+  lua_rawset(L, -3); /* owners[res] = handle */
+  lua_pop(L, 1);
+}
+
+/* res.json: the library's result JSON, built at the first access (it can be
+ * large: captured output escaped as text) and kept in the table. */
+static int result_index(lua_State *L) {
+  size_t kn;
+  const char *k = lua_tolstring(L, 2, &kn);
+  if (lua_type(L, 2) != LUA_TSTRING || kn != 4 || strcmp(k, "json") != 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  push_registry(L, &key_owners);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  lproc *lp = lsupc_testudata(L, -1, PROC_MT);
+  if (lp == NULL || lp->p == NULL)
+    return luaL_error(L, "sup: res.json: the process handle was closed before json was read");
+  const char *json = sup_result(lp->p);
+  if (json == NULL) return luaL_error(L, "sup: res.json: out of memory");
+  lua_pushstring(L, json);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 1, "json"); /* rawset: the metatable has no __newindex */
+  return 1;
 }
 
 /* ---- module functions ------------------------------------------------- */
@@ -529,23 +723,49 @@ static int l_spawn(lua_State *L) {
   return do_spawn(L);
 }
 
+/* The os.execute convention: true|nil, "exit"|"signal", number. */
+static int push_status(lua_State *L, sup_proc *p) {
+  int code = sup_result_exit_code(p);
+  int sig = sup_result_term_signal(p);
+  if (code >= 0) {
+    if (code == 0)
+      lua_pushboolean(L, 1);
+    else
+      lua_pushnil(L);
+    lua_pushliteral(L, "exit");
+    lua_pushinteger(L, code);
+  } else if (sig > 0) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "signal");
+    lua_pushinteger(L, sig);
+  } else { /* status_lost: the host reaped the child itself */
+    lua_pushnil(L);
+    lua_pushliteral(L, "lost");
+    lua_pushnil(L);
+  }
+  return 3;
+}
+
+/* sup.run(spec [, "result" | "status"]) */
 static int l_run(lua_State *L) {
+  static const char *const modes[] = {"result", "status", NULL};
+  lua_settop(L, 2);
+  int status = luaL_checkoption(L, 2, "result", modes) == 1;
   lua_settop(L, 1);
   int n = do_spawn(L);
   if (n != 1) return n;
-  lproc *lp = lua_touserdata(L, -1);
-  int rc = sup_poll(lp->p, -1);
+  int ud = lua_gettop(L);
+  lproc *lp = lua_touserdata(L, ud);
+  int rc = wait_until(L, lp, wait_final, 0, -1, 1);
   if (rc < 0) {
-    sup_proc *p = lp->p;
-    lp->p = NULL;
-    sup_release(p);
+    close_proc(lp);
     return push_fail(L, rc);
   }
-  push_result(L, lp->p);
-  sup_proc *p = lp->p;
-  lp->p = NULL;
-  sup_release(p);
-  return 1;
+  push_result(L, ud);
+  if (!status) return 1;
+  push_status(L, lp->p);
+  lua_pushvalue(L, -4);
+  return 4;
 }
 
 static int l_strerror(lua_State *L) {
@@ -579,9 +799,7 @@ static int l_signal(lua_State *L) {
 
 static int m_close(lua_State *L) {
   lproc *lp = luaL_checkudata(L, 1, PROC_MT);
-  sup_proc *p = lp->p;
-  lp->p = NULL; /* first: nothing may begin on p once its release has */
-  sup_release(p);
+  close_proc(lp);
   return 0;
 }
 
@@ -614,20 +832,16 @@ static int m_tostring(lua_State *L) {
 /* p:wait([ms]): the result table once final; nil, "timeout" when ms ran out. */
 static int m_wait(lua_State *L) {
   lproc *lp = check_proc(L, 1);
-  int ms = -1;
-  if (!lua_isnoneornil(L, 2)) {
-    lua_Number t = luaL_checknumber(L, 2);
-    luaL_argcheck(L, t >= 0, 2, "timeout must be >= 0 milliseconds");
-    ms = t >= (lua_Number)INT_MAX ? -1 : (int)ceil(t);
-  }
-  int rc = sup_poll(lp->p, ms);
+  double ms = timeout_arg(L, 2, -1);
+  lua_settop(L, 1);
+  int rc = wait_until(L, lp, wait_final, 0, ms, 0);
   if (rc < 0) return push_fail(L, rc);
   if (rc == 0) {
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
     return 2;
   }
-  push_result(L, lp->p);
+  push_result(L, 1);
   return 1;
 }
 
@@ -642,11 +856,12 @@ static int m_poll(lua_State *L) {
 /* p:result(): the result table if final, else nil. Never blocks. */
 static int m_result(lua_State *L) {
   lproc *lp = check_proc(L, 1);
+  lua_settop(L, 1);
   if (sup_poll(lp->p, 0) != 1) {
     lua_pushnil(L);
     return 1;
   }
-  push_result(L, lp->p);
+  push_result(L, 1);
   return 1;
 }
 
@@ -661,63 +876,226 @@ static int m_interrupt(lua_State *L) { return push_request(L, sup_interrupt(chec
 
 static int m_abort(lua_State *L) { return push_request(L, sup_abort(check_proc(L, 1)->p)); }
 
-static int push_fd(lua_State *L, int rc) {
+/* The descriptor rc, or with `dup` a duplicate of it that the handle owns
+ * too (closed by p:close()), so that two watchers of one loop (epoll refuses
+ * the same descriptor twice) can each have their own. */
+static int push_fd(lua_State *L, lproc *lp, int rc, int dup) {
   if (rc < 0) return push_fail(L, rc);
+  if (dup) {
+    if (lp->ndups == lp->capdups) {
+      size_t cap = lp->capdups ? lp->capdups * 2 : 4;
+      int *dups = realloc(lp->dups, cap * sizeof *dups);
+      if (dups == NULL) return push_fail(L, SUP_ENOMEM);
+      lp->dups = dups;
+      lp->capdups = cap;
+    }
+    int fd = fcntl(rc, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return push_fail(L, -errno);
+    lp->dups[lp->ndups++] = fd;
+    rc = fd;
+  }
   lua_pushinteger(L, rc);
   return 1;
 }
 
-static int m_fd(lua_State *L) { return push_fd(L, sup_fd(check_proc(L, 1)->p)); }
+static int m_fd(lua_State *L) {
+  lproc *lp = check_proc(L, 1);
+  return push_fd(L, lp, sup_fd(lp->p), lua_toboolean(L, 2));
+}
 
 static int m_output_fd(lua_State *L) {
   lproc *lp = check_proc(L, 1);
   int s = stream_arg(L, 2);
-  return push_fd(L, sup_output_fd(lp->p, s == 0 ? SUP_STDOUT : SUP_STDERR));
+  return push_fd(L, lp, sup_output_fd(lp->p, stream_of(s)), lua_toboolean(L, 3));
 }
 
-static int m_pid(lua_State *L) { return push_fd(L, sup_pid(check_proc(L, 1)->p)); }
+static int m_pid(lua_State *L) {
+  int pid = sup_pid(check_proc(L, 1)->p);
+  if (pid < 0) return push_fail(L, pid);
+  lua_pushinteger(L, pid);
+  return 1;
+}
 
-/* p:read([stream [, max]]): the bytes of stream since this handle's last read
- * of it, "" when nothing new yet, nil at the end (final and all read). When
- * bytes were dropped (beyond max_output_bytes), the second value counts
- * those skipped. */
+/* Copies up to cap bytes of stream s from the handle's position into dst.
+ * Bytes from both sides of a gap (output dropped beyond max_output_bytes)
+ * never come in one read: with bytes already in hand (`have`, or read by
+ * this call) a read stops where the gap begins, and the next read reports
+ * it. *skipped gets the bytes lost just before the bytes copied. Returns
+ * the count (< cap: nothing more now, or a gap), or an error code. */
+static int64_t read_some(lproc *lp, int s, char *dst, size_t cap, int have, uint64_t *skipped) {
+  size_t got = 0;
+  *skipped = 0;
+  while (got < cap) {
+    uint64_t before = lp->pos[s];
+    size_t n = 0;
+    int rc = sup_output_read(lp->p, stream_of(s), &lp->pos[s], dst + got, cap - got, &n);
+    if (rc < 0) return rc;
+    uint64_t jump = lp->pos[s] - before - n;
+    if (jump > 0) {
+      if (have || got > 0) {
+        lp->pos[s] = before; /* the gap and what follows it: next time */
+        break;
+      }
+      *skipped = jump;
+    }
+    if (n == 0) break;
+    got += n;
+  }
+  return (int64_t)got;
+}
+
+/* Waits until stream s has bytes beyond the handle's position or the result
+ * is final, for up to timeout_ms (-1: forever). Returns >= 0, or an error. */
+static int wait_readable(lua_State *L, lproc *lp, int s, double timeout_ms) {
+  if (timeout_ms == 0) return 1;
+  if (sup_poll(lp->p, 0) == 1 || (uint64_t)sup_output_total(lp->p, stream_of(s)) > lp->pos[s]) return 1;
+  return wait_until(L, lp, wait_output, s, timeout_ms, 0);
+}
+
+/* p:read([stream [, max [, timeout_ms]]]): the bytes of stream since this
+ * handle's last read of it, at most max; nil at the end (final and all
+ * read). Waits up to timeout_ms (default 0: never; math.huge: until bytes
+ * come or the stream ends) and gives "" when none came. The second value
+ * counts the bytes lost just before this chunk (dropped beyond
+ * max_output_bytes); a chunk never spans such a gap. */
 static int m_read(lua_State *L) {
   lproc *lp = check_proc(L, 1);
   int s = stream_arg(L, 2);
-  lua_Integer max = luaL_optinteger(L, 3, LUA_MAXINTEGER);
+  lua_Integer max = luaL_optinteger(L, 3, LSUPC_MAXINTEGER);
   luaL_argcheck(L, max > 0, 3, "must be positive");
-  int stream = s == 0 ? SUP_STDOUT : SUP_STDERR;
+  double timeout = timeout_arg(L, 4, 0);
+  lua_settop(L, 1);
+  int rc = wait_readable(L, lp, s, timeout);
+  if (rc < 0) return push_fail(L, rc);
   /* Final is checked before reading, so that bytes landing between the two
    * are never mistaken for the end. */
   int final = sup_poll(lp->p, 0) == 1;
-  uint64_t start = lp->pos[s];
   size_t got = 0;
+  uint64_t skipped = 0;
   luaL_Buffer B;
   luaL_buffinit(L, &B);
   while ((lua_Integer)got < max) {
     size_t want = (size_t)(max - (lua_Integer)got);
-    if (want > 65536) want = 65536;
-    char *dst = luaL_prepbuffsize(&B, want);
-    size_t n = 0;
-    int rc = sup_output_read(lp->p, stream, &lp->pos[s], dst, want, &n);
-    if (rc < 0) return luaL_error(L, "sup: output read: %s", sup_strerror(rc));
-    if (n == 0) break;
-    luaL_addsize(&B, n);
-    got += n;
+    if (want > LSUPC_CHUNK) want = LSUPC_CHUNK;
+    char *dst = lsupc_prepbuffsize(&B, want);
+    uint64_t lost = 0;
+    int64_t n = read_some(lp, s, dst, want, got > 0, &lost);
+    if (n < 0) return luaL_error(L, "sup: output read: %s", sup_strerror((int)n));
+    if (got == 0) skipped = lost;
+    luaL_addsize(&B, (size_t)n);
+    got += (size_t)n;
+    if ((size_t)n < want) break;
   }
-  if (got == 0 && final) {
+  if (got == 0 && skipped == 0 && final) {
     lua_pushnil(L);
     return 1;
   }
   luaL_pushresult(&B);
-  lua_pushinteger(L, (lua_Integer)(lp->pos[s] - start - got));
+  lua_pushinteger(L, (lua_Integer)skipped);
   return 2;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+/* The state of one p:lines() iterator: bytes read ahead of the lines given
+ * out so far. */
+typedef struct {
+  char *data;
+  size_t off, len, cap;
+  uint64_t lost; /* bytes lost just before the next line */
+  int ended;
+} linebuf;
+
+static int linebuf_gc(lua_State *L) {
+  linebuf *b = luaL_checkudata(L, 1, LINES_MT);
+  free(b->data);
+  b->data = NULL;
+  b->off = b->len = b->cap = 0;
+  return 0;
+}
+
+static int push_line(lua_State *L, linebuf *b, size_t end, size_t next) {
+  lua_pushlstring(L, b->data + b->off, end - b->off);
+  lua_pushinteger(L, (lua_Integer)b->lost);
+  b->lost = 0;
+  b->off = next;
+  return 2;
+}
+
+/* The iterator of p:lines(): upvalues handle, linebuf, stream. */
+static int lines_next(lua_State *L) {
+  lproc *lp = lua_touserdata(L, lua_upvalueindex(1));
+  if (lp->p == NULL) return luaL_error(L, "attempt to use a closed sup process");
+  linebuf *b = lua_touserdata(L, lua_upvalueindex(2));
+  int s = (int)lua_tointeger(L, lua_upvalueindex(3));
+  for (;;) {
+    char *nl = b->off < b->len ? memchr(b->data + b->off, '\n', b->len - b->off) : NULL;
+    if (nl != NULL) return push_line(L, b, (size_t)(nl - b->data), (size_t)(nl - b->data) + 1);
+    if (b->ended) {
+      /* The last line without its newline; a loss at the very end comes as
+       * an empty line, so that it is never silent. */
+      if (b->len > b->off || b->lost > 0) return push_line(L, b, b->len, b->len);
+      lua_pushnil(L);
+      return 1;
+    }
+    if (b->off > 0) { /* keep only the partial line */
+      memmove(b->data, b->data + b->off, b->len - b->off);
+      b->len -= b->off;
+      b->off = 0;
+    }
+    if (b->cap - b->len < LINES_CHUNK) {
+      if (b->len > SIZE_MAX / 2 - LINES_CHUNK) return luaL_error(L, "sup: lines: line too long");
+      size_t cap = b->cap ? b->cap : LINES_CHUNK;
+      while (cap - b->len < LINES_CHUNK) cap *= 2;
+      char *data = realloc(b->data, cap);
+      if (data == NULL) return luaL_error(L, "sup: lines: out of memory");
+      b->data = data;
+      b->cap = cap;
+    }
+    int final = sup_poll(lp->p, 0) == 1;
+    uint64_t lost = 0;
+    int64_t n = read_some(lp, s, b->data + b->len, LINES_CHUNK, 0, &lost);
+    if (n < 0) return luaL_error(L, "sup: output read: %s", sup_strerror((int)n));
+    size_t split = b->len;
+    b->len += (size_t)n;
+    if (lost > 0) {
+      /* A gap ends the line it falls in: the part before it is a line of
+       * its own, and the next line carries the count. */
+      if (split > b->off) {
+        int pushed = push_line(L, b, split, split);
+        b->lost = lost;
+        return pushed;
+      }
+      b->lost += lost;
+    }
+    if (n > 0 || lost > 0) continue;
+    if (final) {
+      b->ended = 1;
+      continue;
+    }
+    int rc = wait_until(L, lp, wait_output, s, -1, 0);
+    if (rc < 0) return luaL_error(L, "sup: lines: %s", sup_strerror(rc));
+  }
+}
+
+/* p:lines([stream]): for line, lost in p:lines("stdout") do ... end: each
+ * line without its "\n", waiting for output as it comes, until the stream
+ * ends; `lost` counts the bytes dropped just before the line. */
+static int m_lines(lua_State *L) {
+  check_proc(L, 1);
+  int s = stream_arg(L, 2);
+  lua_settop(L, 1);
+  linebuf *b = lsupc_newuserdata(L, sizeof *b);
+  memset(b, 0, sizeof *b);
+  lsupc_setmetatable(L, LINES_MT);
+  lua_pushinteger(L, s);
+  lua_pushcclosure(L, lines_next, 3);
+  return 1;
+}
+
+/* Raises for a stdin that is not (or no longer) a pipe: programmer misuse. */
+static void check_stdin(lua_State *L, lproc *lp, int rc, const char *what) {
+  if (rc != SUP_EBADF) return;
+  if (lp->stdin_closed) luaL_error(L, "sup: %s: stdin was closed by p:close_stdin()", what);
+  luaL_error(L, "sup: %s: stdin is not a pipe (spawn with stdin = \"pipe\")", what);
 }
 
 /* p:write(data [, ms]) with stdin = "pipe": writes data, waiting for room up
@@ -727,12 +1105,10 @@ static int m_write(lua_State *L) {
   lproc *lp = check_proc(L, 1);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
-  double limit = -1;
-  if (!lua_isnoneornil(L, 3)) {
-    limit = luaL_checknumber(L, 3);
-    luaL_argcheck(L, limit >= 0, 3, "timeout must be >= 0 milliseconds");
-  }
-  double deadline = limit >= 0 ? now_ms() + limit : 0;
+  double limit = timeout_arg(L, 3, -1);
+  check_stdin(L, lp, sup_input_fd(lp->p), "p:write");
+  lua_settop(L, 2);
+  double deadline = limit > 0 ? now_ms() + limit : 0;
   size_t off = 0;
   while (off < len) {
     size_t w = 0;
@@ -741,65 +1117,104 @@ static int m_write(lua_State *L) {
       off += w;
       continue;
     }
-    if (rc != SUP_EAGAIN) {
-      push_fail(L, rc);
-      lua_pushinteger(L, (lua_Integer)off);
-      return 4;
+    if (rc == SUP_EAGAIN) {
+      double left = limit;
+      if (limit > 0) {
+        left = deadline - now_ms();
+        if (left <= 0) break;
+      }
+      if (limit == 0) break;
+      rc = wait_until(L, lp, wait_input, 0, left, 0);
+      if (rc >= 0) continue;
     }
-    int ms = -1;
-    if (limit >= 0) {
-      double left = deadline - now_ms();
-      if (left <= 0) break;
-      ms = left >= (double)INT_MAX ? INT_MAX : (int)ceil(left);
-    }
-    rc = sup_input_wait(lp->p, ms);
-    if (rc < 0) {
-      push_fail(L, rc);
-      lua_pushinteger(L, (lua_Integer)off);
-      return 4;
-    }
+    check_stdin(L, lp, rc, "p:write");
+    push_fail(L, rc);
+    lua_pushinteger(L, (lua_Integer)off);
+    return 4;
   }
   lua_pushinteger(L, (lua_Integer)off);
   return 1;
 }
 
+/* p:close_stdin(): EOF for the child; true (again true if already closed). */
 static int m_close_stdin(lua_State *L) {
-  int rc = sup_input_close(check_proc(L, 1)->p);
-  if (rc < 0) return push_fail(L, rc);
+  lproc *lp = check_proc(L, 1);
+  if (!lp->stdin_closed) {
+    int rc = sup_input_close(lp->p);
+    check_stdin(L, lp, rc, "p:close_stdin");
+    if (rc < 0) return push_fail(L, rc);
+    lp->stdin_closed = 1;
+  }
   lua_pushboolean(L, 1);
   return 1;
 }
 
-static int m_input_fd(lua_State *L) { return push_fd(L, sup_input_fd(check_proc(L, 1)->p)); }
+static int m_input_fd(lua_State *L) {
+  lproc *lp = check_proc(L, 1);
+  int rc = sup_input_fd(lp->p);
+  check_stdin(L, lp, rc, "p:input_fd");
+  return push_fd(L, lp, rc, 0);
+}
 
 static const luaL_Reg proc_methods[] = {
-    {"wait", m_wait},           {"poll", m_poll},         {"result", m_result},
-    {"interrupt", m_interrupt}, {"abort", m_abort},       {"fd", m_fd},
-    {"output_fd", m_output_fd}, {"pid", m_pid},           {"read", m_read},
-    {"write", m_write},         {"close_stdin", m_close_stdin}, {"input_fd", m_input_fd},
-    {"close", m_close},         {"closed", m_closed},     {NULL, NULL},
+    {"wait", m_wait},
+    {"poll", m_poll},
+    {"result", m_result},
+    {"interrupt", m_interrupt},
+    {"abort", m_abort},
+    {"fd", m_fd},
+    {"output_fd", m_output_fd},
+    {"pid", m_pid},
+    {"read", m_read},
+    {"lines", m_lines},
+    {"write", m_write},
+    {"close_stdin", m_close_stdin},
+    {"input_fd", m_input_fd},
+    {"close", m_close},
+    {"closed", m_closed},
+    {NULL, NULL},
 };
 
 static const luaL_Reg proc_meta[] = {
     {"__gc", m_close},
     {"__close", m_close},
     {"__tostring", m_tostring},
-    {"__index", NULL},
     {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {
-    {"spawn", l_spawn},   {"run", l_run},       {"strerror", l_strerror},
+    {"spawn", l_spawn},     {"run", l_run},       {"strerror", l_strerror},
     {"version", l_version}, {"signal", l_signal}, {NULL, NULL},
 };
 
+/* A table with weak keys or values, stored in the registry under key. */
+static void new_weak_table(lua_State *L, const char *key, const char *mode) {
+  lua_pushlightuserdata(L, (void *)key);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, mode);
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
 LSUP_EXPORT int luaopen_sup(lua_State *L) {
-  luaL_checkversion(L);
+  lsupc_checkversion(L);
+  lsupc_note_thread(L);
   luaL_newmetatable(L, PROC_MT);
-  luaL_setfuncs(L, proc_meta, 0);
-  luaL_newlibtable(L, proc_methods);
-  luaL_setfuncs(L, proc_methods, 0);
+  lsupc_setfuncs(L, proc_meta, 0);
+  lsupc_newlib(L, proc_methods);
   lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, RESULT_MT);
+  lua_pushcfunction(L, result_index);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, LINES_MT);
+  lua_pushcfunction(L, linebuf_gc);
+  lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 
   luaL_newmetatable(L, SPECBUF_MT);
@@ -807,7 +1222,16 @@ LSUP_EXPORT int luaopen_sup(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 
-  luaL_newlib(L, funcs);
+  /* A handle's result stays while the program holds it (and holds the
+   * handle, for json); a handle is collected once neither is held. */
+  new_weak_table(L, &key_owners, "k");
+  new_weak_table(L, &key_results, "v");
+
+  lua_pushlightuserdata(L, (void *)&key_noop);
+  if (luaL_loadbuffer(L, "", 0, "=(sup wait)") != 0) return lua_error(L);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+
+  lsupc_newlib(L, funcs);
   lua_pushfstring(L, "sup %d.%d.%d", SUP_VERSION_MAJOR, SUP_VERSION_MINOR, SUP_VERSION_PATCH);
   lua_setfield(L, -2, "_VERSION");
   return 1;

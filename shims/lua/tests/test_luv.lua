@@ -49,14 +49,14 @@ test("50 processes waited on one uv.run() through p:fd()", function()
 end)
 
 test("live output through uv.new_poll(p:output_fd())", function()
-  local p <close> = sup.spawn{ "sh", "-c", "for i in 1 2 3 4 5; do echo line$i; sleep 0.1; done; echo bye >&2" }
+  local p = t.closing(sup.spawn{ "sh", "-c", "for i in 1 2 3 4 5; do echo line$i; sleep 0.1; done; echo bye >&2" })
   local out, err, reads, while_running = {}, {}, 0, 0
   local open = 2
   local function reader(stream, sink)
     local poll = uv.new_poll(p:output_fd(stream))
     poll:start("r", function()
       local final = p:poll()
-      local chunk = p:read(stream)
+      local chunk = p:read(stream, nil, 0)
       if chunk == nil then
         poll:stop()
         poll:close()
@@ -79,7 +79,7 @@ test("live output through uv.new_poll(p:output_fd())", function()
 end)
 
 test("a timer aborts a process the loop is waiting on", function()
-  local p <close> = sup.spawn{ "sleep", "30" }
+  local p = t.closing(sup.spawn{ "sleep", "30" })
   local res
   local poll = uv.new_poll(p:fd())
   poll:start("r", function()
@@ -106,7 +106,7 @@ test("luv's own children coexist with sup's", function()
     luv_code = code
     handle:close()
   end)
-  local p <close> = sup.spawn{ "sh", "-c", "sleep 0.2; exit 6" }
+  local p = t.closing(sup.spawn{ "sh", "-c", "sleep 0.2; exit 6" })
   local res
   local poll = uv.new_poll(p:fd())
   poll:start("r", function()
@@ -118,6 +118,42 @@ test("luv's own children coexist with sup's", function()
   eq(luv_code, 5, "luv's child")
   eq(res.exit_code, 6, "sup's child")
   eq(res.status_lost, false, "status kept")
+end)
+
+test("two watchers of one process: p:fd() and p:fd(true)", function()
+  -- epoll (so luv) refuses a second watch of the same descriptor (EEXIST):
+  -- each watcher takes its own duplicate.
+  local p = t.closing(sup.spawn{ "sh", "-c", "sleep 0.2; exit 3" })
+  local seen = {}
+  local function watch(fd, who)
+    local poll = uv.new_poll(fd)
+    poll:start("r", function()
+      seen[#seen + 1] = who .. ":" .. p:wait(0).exit_code
+      poll:stop()
+      poll:close()
+    end)
+  end
+  watch(p:fd(), "a")
+  watch(p:fd(true), "b")
+  uv.run()
+  table.sort(seen)
+  eq(table.concat(seen, " "), "a:3 b:3", "both watchers saw the result")
+end)
+
+test("a signal the host handles without raising does not end a wait", function()
+  -- luv's signal handler interrupts sup's slices (EINTR); no Lua hook is
+  -- set, so the wait goes on and the child is left alone.
+  local sig = uv.new_signal()
+  local got = 0
+  sig:start("sigusr1", function() got = got + 1 end)
+  local res = sup.run{ "sh", "-c", "kill -USR1 $PPID; sleep 0.3; kill -USR1 $PPID; sleep 0.3; exit 7" }
+  eq(res.outcome, "exited", "outcome")
+  eq(res.exit_code, 7, "the child ran to its end")
+  uv.run("nowait")
+  sig:stop()
+  sig:close()
+  uv.run("nowait")
+  ok(got >= 1, "luv saw the signal: " .. got)
 end)
 
 t.run()
