@@ -4,7 +4,8 @@
 # for a minute each (tests/fuzz/run.sh, with clang); then each shim with its
 # own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go test
 # -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
-# suites above under lua5.4 and valgrind) and Python (mypy --strict, pytest).
+# suites above: Lua 5.4, 5.3, 5.1 and LuaJIT, valgrind, headless Neovim) and
+# Python (mypy --strict, pytest).
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail

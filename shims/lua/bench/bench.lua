@@ -4,16 +4,21 @@
 -- holding ~2 GiB of Lua strings. The three are interleaved sample by sample
 -- (the order rotating each round) so that drift in the machine hits all
 -- alike; the GC is stopped while a sample is timed and run between rounds.
--- Usage: lua5.4 bench.lua [--quick] [--heap-mib N]
--- Prints a Markdown table of p50 / p99 per method and their ratio to sup.
+-- Then streaming: a child writes STREAM_MIB MiB to stdout and the host reads
+-- every byte as it comes, through sup's p:read (blocking, and from luv's
+-- loop on p:output_fd), luv's read_start on a pipe, and io.popen's f:read.
+-- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N]
+-- Prints Markdown tables: p50 / p99 per method and their ratio to sup; then
+-- MB/s per streaming method (median of the runs) and its ratio to sup's.
 local sup = require "sup"
 local uv = require "luv"
 
-local quick, heap_mib = false, 2048
+local quick, heap_mib, stream_mib = false, 2048, nil
 local i = 1
 while arg[i] do
   if arg[i] == "--quick" then quick = true
   elseif arg[i] == "--heap-mib" then i = i + 1; heap_mib = assert(tonumber(arg[i]), "--heap-mib N")
+  elseif arg[i] == "--stream-mib" then i = i + 1; stream_mib = assert(tonumber(arg[i]), "--stream-mib N")
   else error("unknown argument " .. arg[i]) end
   i = i + 1
 end
@@ -99,6 +104,115 @@ local function report(title, stats)
   end
 end
 
+-- ---- streaming --------------------------------------------------------
+
+stream_mib = stream_mib or (quick and 16 or 256)
+local STREAM_BYTES = stream_mib * 1024 * 1024
+local CHUNK = 64 * 1024
+local WRITER = { "head", "-c", tostring(STREAM_BYTES), "/dev/zero" }
+-- backpressure_bytes: the child waits for the reader, so every byte is
+-- read live (without it, a slow reader loses the middle past 16 MiB).
+local function sup_spec()
+  return { WRITER[1], WRITER[2], WRITER[3], WRITER[4], backpressure_bytes = 4 * CHUNK }
+end
+
+local function stream_sup_blocking()
+  local p = sup.spawn(sup_spec())
+  local total = 0
+  while true do
+    local chunk = p:read("stdout", CHUNK, math.huge)
+    if chunk == nil then break end
+    total = total + #chunk
+  end
+  p:close()
+  return total
+end
+
+local function stream_sup_luv()
+  local p = sup.spawn(sup_spec())
+  local total = 0
+  local poll = uv.new_poll(p:output_fd("stdout"))
+  poll:start("r", function()
+    while true do
+      local chunk = p:read("stdout", CHUNK, 0)
+      if chunk == nil then
+        poll:stop()
+        poll:close()
+        return
+      end
+      if chunk == "" then return end
+      total = total + #chunk
+    end
+  end)
+  uv.run()
+  p:close()
+  return total
+end
+
+local function stream_luv()
+  local total = 0
+  local out = uv.new_pipe(false)
+  local handle
+  handle = uv.spawn(WRITER[1], { args = { WRITER[2], WRITER[3], WRITER[4] }, stdio = { nil, out, nil } },
+    function() handle:close() end)
+  out:read_start(function(err, data)
+    assert(not err, err)
+    if data then
+      total = total + #data
+    else
+      out:close()
+    end
+  end)
+  uv.run()
+  return total
+end
+
+local function stream_popen()
+  local f = io.popen(table.concat(WRITER, " "))
+  local total = 0
+  while true do
+    local chunk = f:read(CHUNK)
+    if chunk == nil then break end
+    total = total + #chunk
+  end
+  f:close()
+  return total
+end
+
+local streams = {
+  { name = "sup p:read(\"stdout\", 64 KiB, math.huge) loop", fn = stream_sup_blocking },
+  { name = "sup in luv: new_poll(p:output_fd()) + p:read(..., 0)", fn = stream_sup_luv },
+  { name = "luv uv.spawn + pipe:read_start()", fn = stream_luv },
+  { name = "io.popen + f:read(64 KiB)", fn = stream_popen },
+}
+
+local function measure_streams(runs)
+  local rates = {}
+  for m = 1, #streams do rates[m] = {} end
+  for r = 1, runs do
+    for k = 0, #streams - 1 do
+      local m = (r + k) % #streams + 1
+      collectgarbage()
+      local t0 = uv.hrtime()
+      local got = streams[m].fn()
+      local secs = (uv.hrtime() - t0) / 1e9
+      assert(got == STREAM_BYTES, string.format("%s read %d of %d bytes", streams[m].name, got, STREAM_BYTES))
+      rates[m][#rates[m] + 1] = STREAM_BYTES / 1e6 / secs
+    end
+  end
+  print(string.format("\nStreaming %d MiB of stdout, every byte read as it comes (%d runs per method, interleaved; median)\n",
+    stream_mib, runs))
+  print("| method | MB/s | / sup p:read |")
+  print("|---|---:|---:|")
+  local base
+  for m = 1, #streams do
+    table.sort(rates[m])
+    local med = percentile(rates[m], 0.5)
+    base = base or med
+    print(string.format("| %s | %.0f | %.2fx |", streams[m].name, med, med / base))
+  end
+end
+
 local small_rounds = quick and 50 or 2000
 local big_rounds = quick and 10 or 300
 
@@ -112,3 +226,7 @@ for k = 1, heap_mib do hold[k] = string.format("%016d", k) .. base end
 collectgarbage()
 report(string.format("Host holding %d MiB of Lua strings", heap_mib), measure(big_rounds, quick and 2 or 10))
 assert(#hold == heap_mib)
+hold = nil
+collectgarbage()
+
+measure_streams(quick and 2 or 7)

@@ -551,6 +551,40 @@ test("p:lines reports a gap with the line after it, and ends the line it cuts", 
   eq(r:read("stdout"), nil, "once")
 end)
 
+test("the README's Lua examples compile, and the first one runs", function()
+  local tap_path = assert(package.searchpath and package.searchpath("tap", package.path)
+    or os.getenv("LUA_PATH"):match("([^;]*)%?%.lua"):gsub("$", "tap.lua"))
+  local f = assert(io.open((tap_path:gsub("tests/tap%.lua$", "README.md"))))
+  local readme = f:read("*a")
+  f:close()
+  local blocks = {}
+  for block in readme:gmatch("```lua\n(.-)```") do blocks[#blocks + 1] = block end
+  ok(#blocks >= 3, "found the examples: " .. #blocks)
+  local out = {}
+  local env = setmetatable({
+    print = function(...)
+      local parts = {}
+      for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+      out[#out + 1] = table.concat(parts, "\t")
+    end,
+    io = { stderr = { write = function() end } },
+  }, { __index = _G })
+  for i, block in ipairs(blocks) do
+    local chunk, err
+    if setfenv then
+      chunk, err = loadstring(block, "README block " .. i)
+      if chunk then setfenv(chunk, env) end
+    else
+      chunk, err = load(block, "README block " .. i, "t", env)
+    end
+    ok(chunk, "compiles: " .. tostring(err))
+    if i == 1 then chunk() end
+  end
+  eq(table.concat(out, "|", 1, 3), "out: step 1|out: step 2|out: step 3", "the lines, as they came")
+  ok(out[4]:find("^exited\t0\tnil\t[%d.]+\tdone\n$"), "the result: " .. tostring(out[4]))
+end)
+
+
 -- SIGINT to a Lua interpreter (the same one that runs these tests) blocked
 -- in a sup call: lua.c's handler sets a hook that raises "interrupted!";
 -- the call must end its child gracefully (the child's TERM trap runs) and
