@@ -71,13 +71,18 @@ function M.now_ms()
   return up * 1000
 end
 
--- Whether a process exists (a zombie counts as gone: it has ended).
-function M.alive(pid)
+-- A process's state letter ("R", "S", "Z", ...), nil when there is none.
+function M.state(pid)
   local f = io.open("/proc/" .. pid .. "/stat")
-  if not f then return false end
+  if not f then return nil end
   local stat = f:read("*a")
   f:close()
-  local state = stat:match("^%d+ %b() (%a)")
+  return stat:match("^%d+ %b() (%a)")
+end
+
+-- Whether a process exists (a zombie counts as gone: it has ended).
+function M.alive(pid)
+  local state = M.state(pid)
   return state ~= nil and state ~= "Z" and state ~= "X"
 end
 

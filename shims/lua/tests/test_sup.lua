@@ -608,7 +608,15 @@ local cmd = { "sh", "-c", 'echo $$ > %s; trap "echo term >> %s; exit 0" TERM; sl
       if not pid then sleep_ms(20) end
     end
     ok(pid, "the child started")
-    sleep_ms(300) -- the host is in its wait by now
+    -- The host went from spawn to its wait at once; it sleeps there between
+    -- short wakeups, where before it ran Lua code.
+    local asleep = 0
+    deadline = t.now_ms() + 20000
+    while asleep < 3 and t.now_ms() < deadline do
+      sleep_ms(50)
+      asleep = t.state(host:pid()) == "S" and asleep + 1 or 0
+    end
+    ok(asleep == 3, "the host waits")
     local start = t.now_ms()
     eq(sup.run{ "kill", "-INT", tostring(host:pid()) }.exit_code, 0, "SIGINT sent")
     local res = host:wait(20000)
