@@ -7,18 +7,22 @@
 -- Then streaming: a child writes STREAM_MIB MiB to stdout and the host reads
 -- every byte as it comes, through sup's p:read (blocking, and from luv's
 -- loop on p:output_fd), luv's read_start on a pipe, and io.popen's f:read.
--- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N]
+-- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N] [--only spawn|stream]
 -- Prints Markdown tables: p50 / p99 per method and their ratio to sup; then
 -- MB/s per streaming method (median of the runs) and its ratio to sup's.
 local sup = require "sup"
 local uv = require "luv"
 
-local quick, heap_mib, stream_mib = false, 2048, nil
+local quick, heap_mib, stream_mib, only = false, 2048, nil, nil
 local i = 1
 while arg[i] do
   if arg[i] == "--quick" then quick = true
   elseif arg[i] == "--heap-mib" then i = i + 1; heap_mib = assert(tonumber(arg[i]), "--heap-mib N")
   elseif arg[i] == "--stream-mib" then i = i + 1; stream_mib = assert(tonumber(arg[i]), "--stream-mib N")
+  elseif arg[i] == "--only" then
+    i = i + 1
+    only = arg[i]
+    assert(only == "spawn" or only == "stream", "--only spawn|stream")
   else error("unknown argument " .. arg[i]) end
   i = i + 1
 end
@@ -213,20 +217,22 @@ local function measure_streams(runs)
   end
 end
 
-local small_rounds = quick and 50 or 2000
-local big_rounds = quick and 10 or 300
+if only ~= "stream" then
+  local small_rounds = quick and 50 or 2000
+  local big_rounds = quick and 10 or 300
 
-report("Small host", measure(small_rounds, quick and 3 or 50))
+  report("Small host", measure(small_rounds, quick and 3 or 50))
 
--- ~2 GiB of distinct, touched Lua strings (long strings are not interned).
-local hold = {}
-local chunk = 1024 * 1024
-local base = string.rep("x", chunk - 16)
-for k = 1, heap_mib do hold[k] = string.format("%016d", k) .. base end
-collectgarbage()
-report(string.format("Host holding %d MiB of Lua strings", heap_mib), measure(big_rounds, quick and 2 or 10))
-assert(#hold == heap_mib)
-hold = nil
-collectgarbage()
+  -- ~2 GiB of distinct, touched Lua strings (long strings are not interned).
+  local hold = {}
+  local chunk = 1024 * 1024
+  local base = string.rep("x", chunk - 16)
+  for k = 1, heap_mib do hold[k] = string.format("%016d", k) .. base end
+  collectgarbage()
+  report(string.format("Host holding %d MiB of Lua strings", heap_mib), measure(big_rounds, quick and 2 or 10))
+  assert(#hold == heap_mib)
+  hold = nil
+  collectgarbage()
+end
 
-measure_streams(quick and 2 or 7)
+if only ~= "spawn" then measure_streams(quick and 2 or 7) end
