@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "routing.hpp"
 #include "signal_names.hpp"
 
 namespace sup {
@@ -329,6 +330,20 @@ void parse_on_timeout(const cJSON* item, Spec& spec) {
     fail("on_timeout", "must be \"interrupt\" or \"kill\", not \"" + mode + "\"");
 }
 
+Route parse_route(const cJSON* item, const std::string& key) {
+  const bool err = key == "stderr";
+  const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\" or \"stdout\""
+                          : "must be \"pipe\", \"tee\", \"inherit\" or \"null\"";
+  if (!cJSON_IsString(item)) fail(key, forms);
+  std::string mode = item->valuestring;
+  if (mode == "pipe") return Route::pipe;
+  if (mode == "tee") return Route::tee;
+  if (mode == "inherit") return Route::inherit;
+  if (mode == "null") return Route::null_device;
+  if (err && mode == "stdout") return Route::stdout_stream;
+  fail(key, std::string(forms) + ", not \"" + mode + "\"");
+}
+
 void parse_key(const cJSON* item, Spec& spec) {
   const std::string key = item->string;
   if (key == "argv") {
@@ -354,6 +369,10 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.max_output_bytes = static_cast<uint64_t>(whole_number(item, "max_output_bytes", kMaxBytes, "bytes"));
   } else if (key == "backpressure_bytes") {
     spec.backpressure_bytes = static_cast<uint64_t>(whole_number(item, "backpressure_bytes", kMaxBytes, "bytes"));
+  } else if (key == "stdout") {
+    spec.stdout_route = parse_route(item, key);
+  } else if (key == "stderr") {
+    spec.stderr_route = parse_route(item, key);
   } else if (key == "tty_foreground") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.tty_foreground = cJSON_IsTrue(item);
@@ -385,6 +404,7 @@ Spec parse_spec(const char* json) {
   check_nul_strings(json, spec);
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
+  check_routes(spec);
   return spec;
 }
 
