@@ -45,7 +45,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +73,7 @@ typedef struct {
   uint64_t pos[2];   /* read positions of stdout and stderr, for p:read */
   int stdin_closed;  /* p:close_stdin() was called */
   int *dups;         /* descriptors from p:fd(true), p:output_fd(s, true) */
+  const char *routed[2]; /* each stream's routing, as the result's "routed" */
   size_t ndups, capdups;
 } lproc;
 
@@ -116,7 +116,10 @@ static const char *part_name(int part) {
 typedef struct {
   char *data;
   size_t len, cap;
+  const char *route[2]; /* "stdout" and "stderr" of the spec, when known names */
+  int pty;              /* the spec asks for a pty */
 } specbuf;
+
 
 static int specbuf_gc(lua_State *L) {
   specbuf *b = luaL_checkudata(L, 1, SPECBUF_MT);
@@ -340,12 +343,38 @@ static void sb_stdin(lua_State *L, specbuf *b, int idx) {
   sb_lit(L, b, "}");
 }
 
+/* The routing names the library knows, as static strings. */
+static const char *route_name(const char *v) {
+  static const char *const names[] = {"pipe", "tee", "inherit", "null", "stdout", NULL};
+  for (int i = 0; names[i] != NULL; i++)
+    if (strcmp(v, names[i]) == 0) return names[i];
+  return NULL;
+}
+
+/* pty = true | { rows = R, cols = C } | { R, C } (rows first, as stty size
+ * prints them). */
+static void sb_pty(lua_State *L, specbuf *b, int idx) {
+  idx = lsupc_absindex(L, idx);
+  if (lua_istable(L, idx) && lsupc_rawlen(L, idx) == 2 && is_sequence(L, idx)) {
+    sb_lit(L, b, "{\"rows\": ");
+    lua_rawgeti(L, idx, 1);
+    sb_value(L, b, -1, "pty", 1);
+    lua_pop(L, 1);
+    sb_lit(L, b, ", \"cols\": ");
+    lua_rawgeti(L, idx, 2);
+    sb_value(L, b, -1, "pty", 1);
+    lua_pop(L, 1);
+    sb_lit(L, b, "}");
+    return;
+  }
+  sb_value(L, b, idx, "pty", 0);
+}
+
 /* Encodes the spec table at index 1 into a specbuf pushed on the stack. */
 static specbuf *encode_spec(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   specbuf *b = lsupc_newuserdata(L, sizeof *b);
-  b->data = NULL;
-  b->len = b->cap = 0;
+  memset(b, 0, sizeof *b);
   lsupc_setmetatable(L, SPECBUF_MT);
 
   lua_Integer n = (lua_Integer)lsupc_rawlen(L, 1);
@@ -388,8 +417,13 @@ static specbuf *encode_spec(lua_State *L) {
       sb_env(L, b, -1);
     else if (strcmp(k, "stdin") == 0)
       sb_stdin(L, b, -1);
+    else if (strcmp(k, "pty") == 0)
+      sb_pty(L, b, -1);
     else
       sb_value(L, b, -1, k, 0);
+    if ((strcmp(k, "stdout") == 0 || strcmp(k, "stderr") == 0) && lua_type(L, -1) == LUA_TSTRING)
+      b->route[k[3] == 'o' ? 0 : 1] = route_name(lua_tostring(L, -1));
+    if (strcmp(k, "pty") == 0 && lua_toboolean(L, -1)) b->pty = 1;
     lua_pop(L, 1);
   }
   sb_lit(L, b, "}");
@@ -555,34 +589,15 @@ static int do_spawn(lua_State *L) {
     return 4;
   }
   lp->p = p;
+  for (int s = 0; s < 2; s++) lp->routed[s] = b->pty ? "pty" : b->route[s] ? b->route[s] : "pipe";
   return 1;
 }
 
-/* The name the result JSON gives a signal (the library's signal_name). */
+/* The name the result JSON gives a signal (bash's `kill -l` names). */
 static void push_signal_name(lua_State *L, int sig) {
-  static const struct {
-    const char *name;
-    int number;
-  } names[] = {
-      {"HUP", SIGHUP},     {"INT", SIGINT},         {"QUIT", SIGQUIT},   {"ILL", SIGILL},
-      {"TRAP", SIGTRAP},   {"ABRT", SIGABRT},       {"BUS", SIGBUS},     {"FPE", SIGFPE},
-      {"KILL", SIGKILL},   {"USR1", SIGUSR1},       {"SEGV", SIGSEGV},   {"USR2", SIGUSR2},
-      {"PIPE", SIGPIPE},   {"ALRM", SIGALRM},       {"TERM", SIGTERM},   {"STKFLT", SIGSTKFLT},
-      {"CHLD", SIGCHLD},   {"CONT", SIGCONT},       {"STOP", SIGSTOP},   {"TSTP", SIGTSTP},
-      {"TTIN", SIGTTIN},   {"TTOU", SIGTTOU},       {"URG", SIGURG},     {"XCPU", SIGXCPU},
-      {"XFSZ", SIGXFSZ},   {"VTALRM", SIGVTALRM},   {"PROF", SIGPROF},   {"WINCH", SIGWINCH},
-      {"IO", SIGIO},       {"PWR", SIGPWR},         {"SYS", SIGSYS},
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    if (names[i].number == sig) {
-      lua_pushfstring(L, "SIG%s", names[i].name);
-      return;
-    }
-  }
-  if (sig == SIGRTMIN)
-    lua_pushliteral(L, "SIGRTMIN");
-  else if (sig > SIGRTMIN && sig <= SIGRTMAX)
-    lua_pushfstring(L, "SIGRTMIN+%d", sig - SIGRTMIN);
+  const char *name = sup_signal_name(sig);
+  if (name != NULL)
+    lua_pushstring(L, name);
   else
     lua_pushfstring(L, "SIG%d", sig);
 }
@@ -604,11 +619,17 @@ static void set_bool(lua_State *L, const char *k, int v) {
 
 /* The final result as a table mirroring the result JSON, from the typed
  * accessors; captured holds the exact bytes. */
-static void build_result(lua_State *L, sup_proc *p) {
-  lua_createtable(L, 0, 14);
+static void build_result(lua_State *L, lproc *lp) {
+  sup_proc *p = lp->p;
+  lua_createtable(L, 0, 16);
   const char *outcome = sup_outcome_name(sup_result_outcome(p));
   lua_pushstring(L, outcome ? outcome : "unknown");
   lua_setfield(L, -2, "outcome");
+  int phase = sup_result_phase(p);
+  if (phase == SUP_PHASE_FIRST_OUTPUT || phase == SUP_PHASE_IDLE) {
+    lua_pushstring(L, phase == SUP_PHASE_IDLE ? "idle" : "first_output");
+    lua_setfield(L, -2, "phase");
+  }
   int code = sup_result_exit_code(p);
   if (code >= 0) set_int(L, "exit_code", code);
   int sig = sup_result_term_signal(p);
@@ -633,6 +654,8 @@ static void build_result(lua_State *L, sup_proc *p) {
     if (omitted < 0) omitted = 0;
     set_bool(L, "truncated", omitted > 0);
     set_int(L, "omitted_bytes", omitted);
+    lua_pushstring(L, lp->routed[s]);
+    lua_setfield(L, -2, "routed");
     lua_setfield(L, -2, stream_names[s]);
   }
 
@@ -680,7 +703,7 @@ static void push_result(lua_State *L, int ud) {
     return;
   }
   lua_pop(L, 1);
-  build_result(L, lp->p);
+  build_result(L, lp);
   lsupc_setmetatable(L, RESULT_MT);
   lua_pushvalue(L, ud);
   lua_pushvalue(L, -2);
@@ -782,7 +805,7 @@ static int l_signal(lua_State *L) {
   int sig;
   if (lua_type(L, 1) == LUA_TNUMBER) {
     lua_Integer n = luaL_checkinteger(L, 1);
-    sig = n > 0 && n <= SIGRTMAX ? (int)n : SUP_EINVAL;
+    sig = n > 0 && n <= 64 && sup_signal_name((int)n) != NULL ? (int)n : SUP_EINVAL;
   } else {
     sig = sup_signal_parse(luaL_checkstring(L, 1));
   }
@@ -875,6 +898,36 @@ static int push_request(lua_State *L, int rc) {
 static int m_interrupt(lua_State *L) { return push_request(L, sup_interrupt(check_proc(L, 1)->p)); }
 
 static int m_abort(lua_State *L) { return push_request(L, sup_abort(check_proc(L, 1)->p)); }
+
+/* A signal argument: a name as sup.signal takes it ("TERM", "SIGusr1",
+ * "RTMIN+3") or a number 0..64; `dflt` when absent. */
+static int signal_arg(lua_State *L, int idx, const char *dflt) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Integer n = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, n >= 0 && n <= 64, idx, "a signal number is 0..64");
+    return (int)n;
+  }
+  const char *name = luaL_optstring(L, idx, dflt);
+  int sig = sup_signal_parse(name);
+  if (sig < 0) luaL_argerror(L, idx, lua_pushfstring(L, "no signal named %s", name));
+  return sig;
+}
+
+/* p:kill([sig]): sends sig (default "TERM"; 0 sends nothing, a liveness
+ * probe) to the child's process group, as kill(2) would, without changing
+ * the outcome or starting the escalation (p:interrupt() does that). true
+ * when sent, false once the result is final. */
+static int m_kill(lua_State *L) {
+  lproc *lp = check_proc(L, 1);
+  int rc = sup_signal(lp->p, signal_arg(L, 2, "TERM"));
+  if (rc == SUP_ESRCH) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (rc < 0) return push_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
 
 /* The descriptor rc, or with `dup` a duplicate of it that the handle owns
  * too (closed by p:close()), so that two watchers of one loop (epoll refuses
@@ -1162,6 +1215,7 @@ static const luaL_Reg proc_methods[] = {
     {"result", m_result},
     {"interrupt", m_interrupt},
     {"abort", m_abort},
+    {"kill", m_kill},
     {"fd", m_fd},
     {"output_fd", m_output_fd},
     {"pid", m_pid},

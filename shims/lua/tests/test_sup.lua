@@ -553,6 +553,66 @@ test("p:lines reports a gap with the line after it, and ends the line it cuts", 
   eq(r:read("stdout"), nil, "once")
 end)
 
+test("stdout = \"null\" | \"inherit\", stderr = \"stdout\": routed in the result", function()
+  local res = sup.run{ "sh", "-c", "echo out; echo err >&2", stdout = "null" }
+  eq(res.stdout.captured, "", "null: nothing captured")
+  eq(res.stdout.routed, "null", "routed null")
+  eq(res.stderr.captured, "err\n", "stderr still a pipe")
+  eq(res.stderr.routed, "pipe", "routed pipe")
+  -- Inherited: the line reaches this test's own stdout, as a TAP comment.
+  res = sup.run{ "printf", "# a line the child wrote to the host's stdout\n", stdout = "inherit" }
+  eq(res.stdout.routed, "inherit", "routed inherit")
+  eq(res.stdout.captured, "", "inherit: not captured")
+  eq(res.exit_code, 0, "exit code")
+  res = sup.run{ "sh", "-c", "echo a; echo b >&2; echo c", stderr = "stdout" }
+  eq(res.stdout.captured, "a\nb\nc\n", "both streams in stdout, in order")
+  eq(res.stderr.captured, "", "stderr empty")
+  eq(res.stderr.routed, "stdout", "routed stdout")
+  raises(function() sup.spawn{ "true", stdout = "somewhere" } end, "stdout", "a bad routing")
+end)
+
+test("env_clear: the environment is exactly env", function()
+  local res = sup.run{ "env", env_clear = true, env = { A = "1", PATH = "/usr/bin:/bin" } }
+  local lines = {}
+  for l in res.stdout.captured:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  table.sort(lines)
+  eq(table.concat(lines, ","), "A=1,PATH=/usr/bin:/bin", "only env")
+end)
+
+test("first_output_timeout_ms and phase", function()
+  local res = sup.run{ "sleep", "30", first_output_timeout_ms = 300, idle_timeout_ms = 5000 }
+  eq(res.outcome, "idle_timeout", "outcome")
+  eq(res.phase, "first_output", "the first-output limit fired")
+  ok(res.signals_sent[1].at_ms >= 300, "not early")
+  res = sup.run{ "sh", "-c", "echo x; sleep 30", idle_timeout_ms = 300 }
+  eq(res.phase, "idle", "the idle limit fired")
+  res = sup.run{ "true" }
+  eq(res.phase, nil, "no phase for other outcomes")
+end)
+
+test("p:kill(sig): any signal, by name or number; false once final", function()
+  local p = t.closing(sup.spawn{ "sh", "-c",
+    "trap 'echo usr1; exit 3' USR1; echo ready; while :; do sleep 0.05; done" })
+  local line = p:lines()()
+  eq(line, "ready", "the trap is set")
+  eq(p:kill(0), true, "0 probes a running child")
+  eq(p:kill("USR1"), true, "sent")
+  local res = p:wait()
+  eq(res.exit_code, 3, "the child's trap ran")
+  eq(res.outcome, "exited", "a host's signal does not change the outcome")
+  eq(res.signals_sent[1].signal, "SIGUSR1", "listed in signals_sent")
+  eq(p:kill("TERM"), false, "false once final")
+  eq(p:kill(0), false, "the probe says gone")
+  raises(function() p:kill("NOPE") end, "no signal named NOPE", "an unknown name")
+  raises(function() p:kill(65) end, "0..64", "out of range")
+  local q = t.closing(sup.spawn{ "sleep", "30" })
+  eq(q:kill(), true, "SIGTERM by default")
+  eq(q:wait().term_signal, "SIGTERM", "it died of it")
+  local r = t.closing(sup.spawn{ "sleep", "30" })
+  eq(r:kill(sup.signal("RTMIN+3")), true, "a real-time signal by number")
+  eq(r:wait().term_signal, "SIGRTMIN+3", "named as bash names it")
+end)
+
 test("the README's Lua examples compile, and the first one runs", function()
   local tap_path = assert(package.searchpath and package.searchpath("tap", package.path)
     or os.getenv("LUA_PATH"):match("([^;]*)%?%.lua"):gsub("$", "tap.lua"))
