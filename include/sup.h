@@ -97,6 +97,8 @@ enum sup_error {
   SUP_EPIPE = -32,    /* sup_input_write: the child closed its stdin or ended */
   SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
+  SUP_ENOTSUP = -95,  /* "contain": "cgroup" where no writable cgroup v2
+                         hierarchy is available (the detail says why) */
   SUP_ECANCELED = -125, /* sup_release was called while this call waited */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
 };
@@ -491,6 +493,43 @@ SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
  * Thread-safety: any thread. */
 SUP_API int sup_result_signals(sup_proc *p, int *signals, double *at_ms,
                                size_t cap);
+
+/* ---- Containment ("contain") ------------------------------------------ */
+
+/* How a child's tree was contained (sup_result_contained). */
+enum sup_contain {
+  SUP_CONTAIN_GROUP = 1, /* its process group: what leaves the group
+                            (setsid, setpgid) is beyond sup's signals */
+  SUP_CONTAIN_CGROUP = 2 /* a cgroup v2 of its own: every process it ever
+                            started, whatever its group or session */
+};
+
+/* sup_result_contained: "group" or "cgroup" for this child (an "auto" spec
+ * that fell back says "group"; the JSON's "contain_fallback" says why).
+ * Returns enum sup_contain.
+ * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running), SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_contained(sup_proc *p);
+
+/* sup_result_leftovers_ended: in cgroup mode, how many processes of the
+ * tree (sub-cgroups included, zombies not) were still alive when the main
+ * process had ended and sup killed them (0 when none; also 0 when the
+ * whole tree was killed together with the main process).
+ * Returns the count (>= 0).
+ * Errors: SUP_ENODATA (group mode, where sup cannot count them), SUP_EINVAL,
+ * SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int64_t sup_result_leftovers_ended(sup_proc *p);
+
+/* sup_result_tree_cpu: in cgroup mode, the CPU time of the whole tree, every
+ * process it ever started included (the cgroup's cpu.stat), where
+ * sup_result_rusage has the main process's only. Either out-pointer may be
+ * NULL.
+ * Returns 0.
+ * Errors: SUP_ENODATA (group mode, or cpu.stat unreadable), SUP_EINVAL,
+ * SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_tree_cpu(sup_proc *p, double *user_ms, double *sys_ms);
 
 #ifdef __cplusplus
 }

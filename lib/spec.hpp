@@ -11,6 +11,8 @@ namespace sup {
 
 enum class StdinMode { null_device, inherit, data, pipe };
 enum class TimeoutAction { interrupt, kill };
+// "contain": "group", "cgroup" or "auto" (cgroup when possible, else group).
+enum class ContainMode { group, cgroup, automatic };
 
 struct Spec {
   std::vector<std::string> argv;
@@ -27,6 +29,8 @@ struct Spec {
   uint64_t max_output_bytes = 16u << 20;
   uint64_t backpressure_bytes = 0;
   bool tty_foreground = false;
+  ContainMode contain = ContainMode::group;
+  std::optional<std::string> cgroup_parent;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.
