@@ -44,6 +44,18 @@ void Process::end_tree_after_exit() noexcept {
   cgroup_->wait_empty(kTreeEmptyWait);
 }
 
+void Process::tree_after_exit() noexcept {
+  if (escalation_ != Escalation::interrupt_sent) end_tree_after_exit();
+}
+
+void Process::signal_tree_on_loop(int sig) noexcept {
+  if (sig == SIGKILL && lifecycle_ == Lifecycle::draining) {
+    end_tree_after_exit();
+    return;
+  }
+  signal_tree(sig, 0, !status_lost_);
+}
+
 int Process::signal_tree(int sig, int then_sig, bool group_signalled) noexcept {
   if (!cgroup_) return 0;
   if (sig == SIGKILL) return cgroup_->kill() ? 1 : 0;

@@ -187,8 +187,9 @@ void Process::leader_gone() {
 
 void Process::after_leader_exit() {
   // Cgroup mode: what the main process left is ended now, so its pipes
-  // close and the drain below reaches their end.
-  end_tree_after_exit();
+  // close and the drain below reaches their end (in an interrupt's grace,
+  // once the grace is over).
+  tree_after_exit();
   // The main process is gone: nothing is left to hold back, and what it
   // wrote must be counted before the result is final.
   lift_backpressure();
@@ -207,7 +208,7 @@ void Process::after_leader_exit() {
   if (out_done) close_pipe(out_);
   if (err_done) close_pipe(err_);
   Nanos now = now_ns();
-  if (escalation_ == Escalation::kill_sent || status_lost_ || in_cgroup()) {
+  if (escalation_ == Escalation::kill_sent || status_lost_ || tree_ended_) {
     // With the leader reaped elsewhere the group can no longer be signaled
     // safely: wait for the pipes as briefly as after a SIGKILL.
     if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
@@ -394,7 +395,7 @@ void Process::group_killed(Nanos now) {
 
 void Process::signal_group(int sig, Nanos now, bool record) {
   // Cgroup mode: the rest of the tree too (contain.cpp).
-  signal_tree(sig, 0, !status_lost_);
+  signal_tree_on_loop(sig);
   // The leader stays unreaped until finish(), so -pid_ is still our group,
   // unless the host reaped it.
   if (status_lost_) return;

@@ -344,6 +344,13 @@ class Process {
   // it was killed already, with the main process) and killed, and waited
   // for, briefly. Once.
   void end_tree_after_exit() noexcept;
+  // At the main process's exit: end_tree_after_exit, unless an interrupt's
+  // grace is running: the tree has the rest of it (a setsid'd server exits
+  // cleanly), and is ended when its pipes close or the grace is over.
+  void tree_after_exit() noexcept;
+  // signal_tree for the loop's own signals: a SIGKILL once the main process
+  // has exited ends the tree as end_tree_after_exit does (counted first).
+  void signal_tree_on_loop(int sig) noexcept;
   // sig (then then_sig, if not 0) to every process of the tree that
   // kill(-pid_) did not reach (all but the main process and, when
   // group_signalled, its group); SIGKILL as cgroup.kill, to all.

@@ -152,7 +152,7 @@ bool Process::finish_from_caller() {
   if (!leader_exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are
   // read to their end.
-  end_tree_after_exit();
+  tree_after_exit();
   // Nothing is held back, so this touches no watch: it only marks the
   // backpressure lifted, as the loop does once the main process is gone.
   lift_backpressure();
