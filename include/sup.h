@@ -27,6 +27,20 @@
  *     signal disposition. Its threads block every signal.
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
  *     not grow with the host's heap.
+ *   - Host death: the first sup_spawn also starts sup-sentinel (installed in
+ *     libexecdir), a tiny process that is not the host's child (it forks
+ *     away; a host's waitpid(-1) never sees it) and leads its own session
+ *     (a host's kill(0, ...) never reaches it). It holds one end of a
+ *     socket whose other end the library keeps close-on-exec. When that end
+ *     closes without the library's goodbye (the host died, SIGKILL
+ *     included, or exec'd), it kills every cgroup sup made for the host
+ *     (cgroup.kill) and every group-mode child's process group, removes the
+ *     cgroups, and exits: within a second. A group-mode spawn sends it one
+ *     record on the spawner thread, and one more just before the child is
+ *     reaped; cgroup mode sends none. It needs nothing of the library, so
+ *     it outlives dlclose; unloading the library ends every child first
+ *     and sends the goodbye. Where the program cannot be found, only the
+ *     main processes die with the host (PR_SET_PDEATHSIG).
  *   - fork(2): the library's threads do not exist in a forked child. There,
  *     handles inherited from the parent are inert: every call on them
  *     returns SUP_ECHILD (NULL for pointer results) and sup_release frees
@@ -51,6 +65,9 @@
  *   "stdin": {"base64": ...} and "stdin": "pipe" with sup_input_*,
  *   "status_lost" and sup_result_status_lost, sup_result_rusage,
  *   sup_result_signals, release while others wait, fork safety.
+ *   0.3 adds: "contain" and "cgroup_parent", SUP_ENOTSUP,
+ *   sup_result_contained, sup_result_leftovers_ended, sup_result_tree_cpu,
+ *   the sentinel that ends every tree when the host dies.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -69,7 +86,7 @@ extern "C" {
 #endif
 
 #define SUP_VERSION_MAJOR 0
-#define SUP_VERSION_MINOR 2
+#define SUP_VERSION_MINOR 3
 #define SUP_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sup_version(). */
 #define SUP_VERSION_NUMBER \
@@ -208,6 +225,30 @@ SUP_API int sup_signal_parse(const char *text);
  *                     the host's group gets the terminal back when the child
  *                     ends. Ignored when the host is not in the foreground.
  *                     Default false.
+ *   contain           what sup ends with the child. "group" (default): its
+ *                     process group, which every signal goes to; a process
+ *                     that leaves it (setsid, setpgid, a daemon's double
+ *                     fork) is beyond sup. "cgroup": the child starts inside
+ *                     a new cgroup v2 of its own (clone3 CLONE_INTO_CGROUP),
+ *                     so every process it ever starts is in it whatever its
+ *                     group or session: the interrupt signal reaches all of
+ *                     them (the cgroup is frozen, each is signalled, then
+ *                     thawed), and once the main process has ended what is
+ *                     left is killed at once (cgroup.kill; within the grace
+ *                     of an interrupt already sent, when the grace ends),
+ *                     counted in "leftovers_ended", and the cgroup removed
+ *                     before the result is final. SUP_ENOTSUP, with the
+ *                     reason in the detail, where no writable cgroup v2
+ *                     hierarchy is available. "auto": "cgroup" where
+ *                     possible, else "group", and "contain_fallback" in the
+ *                     result says why.
+ *   cgroup_parent     with "cgroup" or "auto": the cgroup v2 directory in
+ *                     which sup makes its own (an absolute path). Default:
+ *                     the environment variable SUP_CGROUP_PARENT, else the
+ *                     host's own cgroup (/proc/self/cgroup). sup makes one
+ *                     directory per host there, sup-PID-STARTTIME, holding
+ *                     one per running child, and writes into no cgroup it
+ *                     did not make.
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -217,8 +258,10 @@ SUP_API int sup_signal_parse(const char *text);
  * sent like any other byte.
  *
  * The child runs in a process group of its own with an empty signal mask,
- * default signal dispositions and no descriptor but 0, 1 and 2. It receives
- * SIGKILL if the library's thread dies (the host exits).
+ * default signal dispositions and no descriptor but 0, 1 and 2. If the host
+ * dies (SIGKILL included) or execs, every child's tree is ended within a
+ * second (see THREAD MODEL): in cgroup mode every process of it, in group
+ * mode the main process and its group.
  *
  * Returns 0 and stores a handle in *out, or a negative code with *out set to
  * NULL. A command that cannot be started fails here, synchronously. The call
@@ -231,7 +274,8 @@ SUP_API int sup_signal_parse(const char *text);
  * Errors: SUP_EINVAL (NULL argument, malformed spec), SUP_ENOENT, SUP_EACCES,
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
- *   SUP_ENOMEM, SUP_ENOSYS.
+ *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
+ *   here; the detail starts "contain: ").
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -291,7 +335,10 @@ SUP_API int sup_abort(sup_proc *p);
  *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
  *               "omitted_bytes": 0},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
- *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
+ *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100},
+ *    "contained": "cgroup", "leftovers_ended": 1,
+ *    "tree_cpu": {"user_ms": 5.1, "sys_ms": 2.0}, "contain_fallback": null,
+ *    "cgroup_left": null}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. If the host runs out of memory while
  * the child writes, less is kept (the head ends, keeping half of what it
@@ -302,6 +349,13 @@ SUP_API int sup_abort(sup_proc *p);
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
+ * "contained" is "group" or "cgroup" (see the spec's "contain");
+ * "leftovers_ended" and "tree_cpu" are null in group mode (see
+ * sup_result_leftovers_ended, sup_result_tree_cpu); "contain_fallback" is
+ * why an "auto" spec ran in group mode, else null; "cgroup_left" is null
+ * unless the child's cgroup could not be removed (a process stuck in
+ * uninterruptible sleep): then its path, which sup tries again when the
+ * host's engine ends.
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.
