@@ -45,6 +45,10 @@ Sentinel::Sentinel() noexcept {
     if (fds[1] > 2) close(fds[1]);
     return;
   }
+  // Room for records while the sentinel is between its reads (it reads in
+  // batches): as much as net.core.wmem_max allows.
+  int room = 4 << 20;
+  setsockopt(ours_.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
   g_ours.store(ours_.get(), std::memory_order_release);
 }
 

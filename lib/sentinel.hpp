@@ -11,6 +11,8 @@
 // and the terminal's signals never reach it). It needs nothing of the
 // library once started, so it outlives dlclose.
 //
+// The sentinel reads records in batches (a record wakes nobody; the
+// host's end closing does), so registering costs a spawn one send.
 // Each message is one record: "+PGID" a group-mode child's process group
 // (sent on the spawner thread right after the clone), "-PGID" that group
 // ended (sent just before its leader is reaped, while the zombie still pins

@@ -195,6 +195,7 @@ TEST(HostDeath, ExecEndsEveryContainedTree) {
   std::vector<pid_t> all;
   for (const Tree& t : trees) all.insert(all.end(), {t.shell, t.group_sleep, t.setsid_sleep});
   const double t0 = suptest::now_ms();
+  std::ofstream(dir.file("pids.go")).put('\n');
   expect_ended_within_1s(all, t0);
   EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000));
   kill_host(host);

@@ -7,12 +7,13 @@
  *       supervises N trees with "contain": CONTAIN, each a shell with a
  *       `sleep` in its group and a setsid'd `sleep` outside it, writes one
  *       line "SHELL GROUP_SLEEP SETSID_SLEEP" per tree to PIDFILE (whole,
- *       by rename), then waits to be killed; with "exec" it execs
- *       `sleep 30` instead, which ends it as a host. */
+ *       by rename), then waits to be killed; with "exec" it waits for
+ *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sup.h>
+#include <time.h>
 #include <unistd.h>
 
 static int one_sleep(const char *pid_file)
@@ -79,6 +80,11 @@ int main(int argc, char **argv)
   if (fclose(f) != 0 || rename(tmp, argv[1]) != 0)
     return 1;
   if (argc == 5) {
+    /* Once the test has seen every tree running: PIDFILE.go appears. */
+    char go[4096];
+    snprintf(go, sizeof go, "%s.go", argv[1]);
+    while (access(go, F_OK) != 0)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
     execl("/bin/sleep", "sleep", "30", (char *)NULL);
     return 1;
   }
