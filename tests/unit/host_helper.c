@@ -9,6 +9,7 @@
  *       line "SHELL GROUP_SLEEP SETSID_SLEEP" per tree to PIDFILE (whole,
  *       by rename), then waits to be killed; with "exec" it waits for
  *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
