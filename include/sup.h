@@ -309,7 +309,8 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
 SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the
- * child's process group, and SIGKILL if the main process has not exited
+ * child's process group (cgroup mode: to every process of its tree, the
+ * cgroup frozen meanwhile), and SIGKILL if the main process has not exited
  * grace_ms later. A second call does not restart the grace period. While the
  * main process runs the signal is sent from the calling thread, before the
  * call returns; the interrupt signal is sent once, whoever asks first (this
@@ -320,7 +321,8 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_interrupt(sup_proc *p);
 
-/* sup_abort: hard stop. SIGKILL to the child's process group now.
+/* sup_abort: hard stop. SIGKILL to the child's process group now (cgroup
+ * mode: to its whole tree, by cgroup.kill).
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
