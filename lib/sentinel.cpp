@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -58,7 +59,14 @@ Sentinel::~Sentinel() {
     (void)ours_.release();
     return;
   }
+  if (!ours_.valid()) return;
   send("q", 1);
+  // Waits, briefly, for the sentinel to go: a host that is itself a
+  // contained child would otherwise see it as a process left behind.
+  shutdown(ours_.get(), SHUT_WR);
+  pollfd gone{ours_.get(), POLLIN, 0};
+  while (poll(&gone, 1, 100) < 0 && errno == EINTR) {
+  }
 }
 
 void Sentinel::close_in_forked_child() noexcept {

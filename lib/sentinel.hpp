@@ -17,7 +17,8 @@
 // (sent on the spawner thread right after the clone), "-PGID" that group
 // ended (sent just before its leader is reaped, while the zombie still pins
 // the id), "cPATH" a host cgroup directory sup made, "q" the engine ended
-// cleanly. At end of file without "q" the sentinel writes cgroup.kill of
+// cleanly (then the engine shuts its end down and waits, at most 100 ms,
+// for the sentinel to close its own). At end of file without "q" the sentinel writes cgroup.kill of
 // every directory, sends SIGKILL to every group still listed, waits for the
 // directories to empty, removes them depth first, and exits.
 #pragma once

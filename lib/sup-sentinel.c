@@ -177,16 +177,17 @@ int main(int argc, char **argv)
   if (chdir("/") != 0)
     return 1;
 
-  /* Records are read in batches: the poll asks for no event, so a record
+  /* Records are read in batches: the poll asks for the host's end only
+   * (POLLRDHUP: its shutdown after "q", POLLHUP: its death), so a record
    * arriving does not wake this process (the host pays no wake-up per
-   * spawn); only the host's end (POLLHUP) or the timer does. The timer
+   * spawn); only the host's end or the timer does. The timer
    * drains what came meanwhile, every 10 ms while records come, backing off
    * to 100 ms when none do; the host's socket buffer holds the rest (some
    * 280 records at the smallest, more than a spawner clones in 100 ms). */
   char record[PATH_MAX + 2];
   int wait_ms = 10;
   for (;;) {
-    struct pollfd host = {0, 0, 0};
+    struct pollfd host = {0, POLLRDHUP, 0};
     int ready = poll(&host, 1, wait_ms);
     if (ready < 0 && errno != EINTR)
       break;

@@ -234,6 +234,18 @@ TEST(Contain, ReleaseOfARunningTreeLeavesNothing) {
   EXPECT_TRUE(child_cgroups().empty());
 }
 
+// A spawn that fails after its cgroup was made (exec, cwd) leaves no
+// directory behind.
+TEST(Contain, FailedSpawnsLeaveNoCgroup) {
+  REQUIRE_CGROUP();
+  for (const char* spec : {"{\"argv\": [\"/etc/passwd\"], \"contain\": \"cgroup\"}",
+                           "{\"argv\": [\"true\"], \"cwd\": \"/nonexistent\", \"contain\": \"cgroup\"}"}) {
+    Proc p(spec);
+    EXPECT_LT(p.rc(), 0) << spec;
+    EXPECT_TRUE(child_cgroups().empty()) << spec;
+  }
+}
+
 // 1,000 contained spawns and releases from 8 threads, half of them still
 // running a tree at release: no cgroup, fd, thread or zombie is left.
 TEST(Contain, ManyCyclesLeaveNothing) {
