@@ -28,9 +28,10 @@
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
  *     not grow with the host's heap.
  *   - Host death: the first sup_spawn also starts sup-sentinel (installed in
- *     libexecdir), a tiny process that is not the host's child (it forks
- *     away; a host's waitpid(-1) never sees it) and leads its own session
- *     (a host's kill(0, ...) never reaches it). It holds one end of a
+ *     libexecdir), a tiny process that is not the host's child (the
+ *     program forks and its first half exits at once, so a host's
+ *     waitpid(-1) may reap that half, never the sentinel) and leads its own
+ *     session (a host's kill(0, ...) never reaches it). It holds one end of a
  *     socket whose other end the library keeps close-on-exec. When that end
  *     closes without the library's goodbye (the host died, SIGKILL
  *     included, or exec'd), it kills every cgroup sup made for the host
