@@ -680,6 +680,21 @@ static void build_result(lua_State *L, lproc *lp) {
   }
   lua_setfield(L, -2, "signals_sent");
 
+  int contained = sup_result_contained(p);
+  if (contained == SUP_CONTAIN_CGROUP || contained == SUP_CONTAIN_GROUP) {
+    lua_pushstring(L, contained == SUP_CONTAIN_CGROUP ? "cgroup" : "group");
+    lua_setfield(L, -2, "contained");
+  }
+  int64_t leftovers = sup_result_leftovers_ended(p);
+  if (leftovers >= 0) set_int(L, "leftovers_ended", leftovers);
+  double tree_user = 0, tree_sys = 0;
+  if (sup_result_tree_cpu(p, &tree_user, &tree_sys) == 0) {
+    lua_createtable(L, 0, 2);
+    set_num(L, "user_ms", tree_user);
+    set_num(L, "sys_ms", tree_sys);
+    lua_setfield(L, -2, "tree_cpu");
+  }
+
   double user_ms = 0, sys_ms = 0;
   int64_t max_rss_kb = 0;
   sup_result_rusage(p, &user_ms, &sys_ms, &max_rss_kb);
@@ -716,12 +731,105 @@ static void push_result(lua_State *L, int ud) {
   lua_pop(L, 1);
 }
 
+/* Appends the UTF-8 of code point cp. */
+static void add_utf8(luaL_Buffer *B, unsigned long cp) {
+  char u[4];
+  size_t n;
+  if (cp < 0x80) {
+    u[0] = (char)cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    u[0] = (char)(0xC0 | (cp >> 6));
+    u[1] = (char)(0x80 | (cp & 0x3F));
+    n = 2;
+  } else if (cp < 0x10000) {
+    u[0] = (char)(0xE0 | (cp >> 12));
+    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[2] = (char)(0x80 | (cp & 0x3F));
+    n = 3;
+  } else {
+    u[0] = (char)(0xF0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[3] = (char)(0x80 | (cp & 0x3F));
+    n = 4;
+  }
+  luaL_addlstring(B, u, n);
+}
+
+static unsigned long hex4(const char *s) {
+  unsigned long v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = s[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= (unsigned long)(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= (unsigned long)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= (unsigned long)(c - 'A' + 10);
+    else return 0xFFFFFFFFul;
+  }
+  return v;
+}
+
+/* Pushes the string value of the result JSON's top-level key, or nil when
+ * it is null or absent. Only a real key matches `"key": `: inside a JSON
+ * string every '"' is escaped, so captured text cannot. */
+static void push_json_string(lua_State *L, const char *json, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\": \"", key);
+  const char *at = strstr(json, pat);
+  if (at == NULL) {
+    lua_pushnil(L);
+    return;
+  }
+  const char *s = at + strlen(pat);
+  luaL_Buffer B;
+  luaL_buffinit(L, &B);
+  while (*s != '\0' && *s != '"') {
+    if (*s != '\\') {
+      luaL_addchar(&B, *s++);
+      continue;
+    }
+    s++;
+    switch (*s) {
+      case 'n': luaL_addchar(&B, '\n'); break;
+      case 't': luaL_addchar(&B, '\t'); break;
+      case 'r': luaL_addchar(&B, '\r'); break;
+      case 'b': luaL_addchar(&B, '\b'); break;
+      case 'f': luaL_addchar(&B, '\f'); break;
+      case 'u': {
+        unsigned long cp = hex4(s + 1);
+        if (cp == 0xFFFFFFFFul) break;
+        s += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && s[1] == '\\' && s[2] == 'u') {
+          unsigned long lo = hex4(s + 3);
+          if (lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            s += 6;
+          }
+        }
+        add_utf8(&B, cp);
+        break;
+      }
+      case '\0': s--; break;
+      default: luaL_addchar(&B, *s); break; /* \" \\ \/ */
+    }
+    s++;
+  }
+  luaL_pushresult(&B);
+}
+
 /* res.json: the library's result JSON, built at the first access (it can be
  * large: captured output escaped as text) and kept in the table. */
 static int result_index(lua_State *L) {
-  size_t kn;
-  const char *k = lua_tolstring(L, 2, &kn);
-  if (lua_type(L, 2) != LUA_TSTRING || kn != 4 || strcmp(k, "json") != 0) {
+  static const char *const lazy[] = {"json", "contain_fallback", "cgroup_left", NULL};
+  if (lua_type(L, 2) != LUA_TSTRING) {
+    lua_pushnil(L);
+    return 1;
+  }
+  const char *k = lua_tostring(L, 2);
+  int which = 0;
+  while (lazy[which] != NULL && strcmp(lazy[which], k) != 0) which++;
+  if (lazy[which] == NULL) {
     lua_pushnil(L);
     return 1;
   }
@@ -730,12 +838,17 @@ static int result_index(lua_State *L) {
   lua_rawget(L, -2);
   lproc *lp = lsupc_testudata(L, -1, PROC_MT);
   if (lp == NULL || lp->p == NULL)
-    return luaL_error(L, "sup: res.json: the process handle was closed before json was read");
+    return luaL_error(L, "sup: res.%s: the process handle was closed before it was read", k);
   const char *json = sup_result(lp->p);
-  if (json == NULL) return luaL_error(L, "sup: res.json: out of memory");
-  lua_pushstring(L, json);
+  if (json == NULL) return luaL_error(L, "sup: res.%s: out of memory", k);
+  if (which == 0) {
+    lua_pushstring(L, json);
+  } else {
+    /* Rare keys without a typed accessor: taken from the JSON text. */
+    push_json_string(L, json, k);
+  }
   lua_pushvalue(L, -1);
-  lua_setfield(L, 1, "json"); /* rawset: the metatable has no __newindex */
+  lua_setfield(L, 1, k); /* rawset: the metatable has no __newindex */
   return 1;
 }
 

@@ -613,6 +613,31 @@ test("p:kill(sig): any signal, by name or number; false once final", function()
   eq(r:wait().term_signal, "SIGRTMIN+3", "named as bash names it")
 end)
 
+test("contain: the result says how the tree was contained", function()
+  local res = sup.run{ "true", contain = "group" }
+  eq(res.contained, "group", "group")
+  eq(res.leftovers_ended, nil, "no count in group mode")
+  eq(res.tree_cpu, nil, "no tree CPU in group mode")
+  res = sup.run{ "sh", "-c", "sleep 30 & echo started", contain = "auto" }
+  ok(res.contained == "cgroup" or res.contained == "group", "auto: " .. tostring(res.contained))
+  if res.contained == "cgroup" then
+    eq(res.contain_fallback, nil, "no fallback")
+    ok(res.leftovers_ended >= 1, "the sleep it left was ended")
+    eq(type(res.tree_cpu.user_ms), "number", "tree CPU")
+  else
+    eq(type(res.contain_fallback), "string", "auto says why it fell back")
+  end
+  -- A parent that does not exist: "auto" falls back and says why, the path
+  -- (quote, backslash, UTF-8) decoded from the JSON text exactly.
+  local parent = "/sys/fs/cgroup/no\"such\\dir\195\169"
+  res = sup.run{ "true", contain = "auto", cgroup_parent = parent }
+  eq(res.contained, "group", "fell back")
+  ok(res.contain_fallback:find(parent, 1, true), "the reason names the parent: " .. res.contain_fallback)
+  eq(rawget(res, "contain_fallback"), res.contain_fallback, "kept once read")
+  eq(res.cgroup_left, nil, "no cgroup left behind")
+  raises(function() sup.spawn{ "true", contain = "jail" } end, "contain", "a bad mode")
+end)
+
 test("the README's Lua examples compile, and the first one runs", function()
   local tap_path = assert(package.searchpath and package.searchpath("tap", package.path)
     or os.getenv("LUA_PATH"):match("([^;]*)%?%.lua"):gsub("$", "tap.lua"))
