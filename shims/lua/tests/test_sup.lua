@@ -413,7 +413,7 @@ test("the result table: one per handle, json built when first read", function()
   local qres = q:wait()
   q:close()
   eq(qres.outcome, "exited", "the table outlives the handle")
-  raises(function() return qres.json end, "closed before json was read", "json after p:close()")
+  raises(function() return qres.json end, "closed before it was read", "json after p:close()")
   eq(qres.other, nil, "other absent keys are nil")
   local run = sup.run{ "echo", "hi" }
   collectgarbage()
