@@ -44,6 +44,7 @@ struct ChildArgs {
   const char* cwd;
   int stdio[3];
   bool tty_foreground;
+  bool terminal;
   pid_t host_pid;
   // Written by the child, read by the parent once the vfork-style clone has
   // returned (after the child's exec or exit).
@@ -79,7 +80,13 @@ SUP_CHILD_CODE int child_main(void* raw) {
   if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail(a, FailedStep::setup);
   // The host may have died between clone and prctl; then nobody would kill us.
   if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
-  if (syscall(SYS_setpgid, 0, 0) != 0) child_fail(a, FailedStep::setup);
+  // A session of its own leads a group of its own too (pgid == pid), so the
+  // group signals reach it as without a terminal.
+  if (a->terminal) {
+    if (syscall(SYS_setsid) < 0) child_fail(a, FailedStep::setup);
+  } else if (syscall(SYS_setpgid, 0, 0) != 0) {
+    child_fail(a, FailedStep::setup);
+  }
 
   for (int target = 0; target < 3; ++target) {
     int source = a->stdio[target];
@@ -89,6 +96,9 @@ SUP_CHILD_CODE int child_main(void* raw) {
       child_fail(a, FailedStep::setup);
     }
   }
+  // The slave, now on 0, was opened O_NOCTTY: the session leader takes it
+  // as its controlling terminal here, and its group is the foreground one.
+  if (a->terminal && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) != 0) child_fail(a, FailedStep::setup);
   if (a->tty_foreground) {
     // Signals are still blocked, so the background group's TIOCSPGRP is not
     // stopped by SIGTTOU. Failure only means the child stays in the background.
@@ -168,6 +178,7 @@ LaunchPlan plan_launch(const Spec& spec) {
   plan.argv0 = spec.argv[0];
   plan.cwd = spec.cwd;
   plan.tty_foreground = spec.tty_foreground;
+  plan.terminal = spec.pty;
 
   const char* path_value = nullptr;
   if (!spec.env.empty()) {
@@ -222,6 +233,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.cwd = plan.cwd ? plan.cwd->c_str() : nullptr;
   for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
   args.tty_foreground = plan.tty_foreground;
+  args.terminal = plan.terminal;
   args.host_pid = getpid();
 
   int pidfd = -1;

@@ -39,6 +39,9 @@ struct LaunchPlan {
   std::vector<char*> argv;
   std::vector<char*> envp;  // empty: the host's environ, read at clone time
   bool tty_foreground = false;
+  // "pty": stdio is the slave of a new terminal, which the child, leading a
+  // new session, makes its controlling terminal.
+  bool terminal = false;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

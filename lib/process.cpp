@@ -75,7 +75,8 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       interrupt_signal_(spec.interrupt_signal),
       on_timeout_(spec.on_timeout),
       backpressure_bytes_(spec.backpressure_bytes),
-      stdin_pipe_(spec.stdin_mode == StdinMode::pipe),
+      stdin_pipe_(spec.stdin_mode == StdinMode::pipe || spec.pty),
+      terminal_(spec.pty),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
@@ -83,6 +84,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM).
   signals_sent_.reserve(2);
+  out_.terminal = spec.pty;
   DeadlineSet seed;
   seed.emplace(0, this);
   deadline_node = seed.extract(seed.begin());

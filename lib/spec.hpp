@@ -27,6 +27,10 @@ struct Spec {
   uint64_t max_output_bytes = 16u << 20;
   uint64_t backpressure_bytes = 0;
   bool tty_foreground = false;
+  // "pty": the child's 0, 1 and 2 are a new pseudo-terminal of this size.
+  bool pty = false;
+  int pty_rows = 24;
+  int pty_cols = 80;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.
