@@ -340,6 +340,22 @@ TEST(Pty, BadSpecsAreRefused) {
   EXPECT_EQ(off.output(SUP_STDOUT), "no-terminal\n");
 }
 
+TEST(Pty, AFailedStartLeavesNoTerminalBehind) {
+  // Failing before the clone (no such program) and after it (the cwd, in
+  // the child): the terminal's descriptors go with the failed spawn.
+  SPAWN(warm, "{\"argv\": [\"true\"], \"pty\": true}");  // the engine's own fds
+  ASSERT_TRUE(warm.wait());
+  const int before = suptest::open_fds();
+  for (int i = 0; i < 20; ++i) {
+    suptest::Proc missing("{\"argv\": [\"/nonexistent/tool\"], \"pty\": true}");
+    EXPECT_EQ(missing.rc(), SUP_ENOENT);
+    suptest::Proc bad_cwd("{\"argv\": [\"true\"], \"pty\": true, \"cwd\": \"/nonexistent-dir\"}");
+    EXPECT_EQ(bad_cwd.rc(), SUP_ENOENT);
+    EXPECT_EQ(bad_cwd.error().rfind("cwd \"/nonexistent-dir\"", 0), 0u) << bad_cwd.error();
+  }
+  EXPECT_EQ(suptest::open_fds(), before);
+}
+
 TEST(Pty, NoTerminalLeftIsENOSPCWithADetail) {
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "ThreadSanitizer does not support threads after fork()";
