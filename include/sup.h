@@ -471,8 +471,9 @@ SUP_API int sup_input_fd(sup_proc *p);
  * one VEOF as a key, as from a keyboard; a terminal with VEOF disabled gets
  * nothing. Further sup_input_write calls return SUP_EBADF.
  * Returns 0. Errors: SUP_EINVAL, SUP_EBADF (stdin is neither "pipe" nor
- * "pty"), SUP_EAGAIN ("pty": the terminal's input queue is full; nothing
- * changed, call again), SUP_ECHILD. Thread-safety: any thread; a
+ * "pty"), SUP_EAGAIN ("pty": the terminal's input queue is full; the
+ * input is not closed yet: call again, after sup_input_wait, to finish),
+ * SUP_ECHILD. Thread-safety: any thread; a
  * concurrent sup_input_write either completes first or returns SUP_EBADF. */
 SUP_API int sup_input_close(sup_proc *p);
 
