@@ -221,7 +221,8 @@ SUP_API int sup_signal_parse(const char *text);
  *                     as without a terminal. What the master reads is the
  *                     "stdout" stream (captured, live-readable, feeding the
  *                     idle clock, head and tail, backpressure); "stderr"
- *                     stays empty. The host writes the child's input with
+ *                     stays empty. Both streams' objects in the result say
+ *                     "routed": "pty". The host writes the child's input with
  *                     sup_input_write ("\x03" is a Ctrl-C: the terminal
  *                     sends SIGINT to the child's foreground group, as at a
  *                     keyboard) and ends it with sup_input_close (VEOF, a
@@ -231,10 +232,11 @@ SUP_API int sup_signal_parse(const char *text);
  *                     host writes appears in the output (and counts as
  *                     output for the idle clock) unless the child turns
  *                     echo off. At the child's end, what it wrote last is
- *                     read to the end before the result is final. "stdin"
- *                     and "tty_foreground" are refused beside it. Default
- *                     false. Errors: SUP_ENOSPC when no pseudo-terminal is
- *                     left (the detail names kernel.pty.max).
+ *                     read to the end before the result is final. "stdin",
+ *                     "stdout", "stderr" and "tty_foreground" are refused
+ *                     beside it. Default false. Errors: SUP_ENOSPC when no
+ *                     pseudo-terminal is left (the detail names
+ *                     kernel.pty.max).
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate

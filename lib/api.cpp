@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "launch.hpp"
 #include "process.hpp"
+#include "routing.hpp"
 #include "signal_names.hpp"
 #include "spec.hpp"
 #include "sup.h"
@@ -66,20 +67,6 @@ void write_detail(char* buf, size_t size, const std::string& message) noexcept {
   buf[n] = '\0';
 }
 
-struct Pipe {
-  UniqueFd read_end;
-  UniqueFd write_end;
-};
-
-Pipe make_pipe() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw sup::LaunchError{-errno, std::string("pipe: ") + strerrordesc_np(errno)};
-  Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
-  p.read_end = sup::above_stdio(std::move(p.read_end));
-  p.write_end = sup::above_stdio(std::move(p.write_end));
-  return p;
-}
-
 void set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
@@ -107,13 +94,8 @@ int spawn(const char* spec_json, sup_proc** out) {
     fds.out_read = std::move(terminal.master);
     fds.stdio = {{fds.child_out.get(), fds.child_out.get(), fds.child_out.get()}};
   } else {
-    Pipe out_pipe = make_pipe();
-    Pipe err_pipe = make_pipe();
-    fds.child_out = std::move(out_pipe.write_end);
-    fds.child_err = std::move(err_pipe.write_end);
-    fds.out_read = std::move(out_pipe.read_end);
-    fds.err_read = std::move(err_pipe.read_end);
-    fds.stdio = {{engine.dev_null(), fds.child_out.get(), fds.child_err.get()}};
+    sup::plan_output(spec, engine.dev_null(), fds);
+    fds.stdio.fd[0] = engine.dev_null();
   }
   // With "pty", "stdin" is refused (spec.cpp): its mode is the default,
   // null, and fd 0 stays the terminal.
@@ -121,7 +103,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     // A host that closed its stdin passes /dev/null rather than nothing.
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
   } else if (spec.stdin_mode == sup::StdinMode::data || spec.stdin_mode == sup::StdinMode::pipe) {
-    Pipe stdin_pipe = make_pipe();
+    sup::PipeEnds stdin_pipe = sup::make_pipe();
     set_nonblocking(stdin_pipe.write_end.get());
     fds.child_stdin = std::move(stdin_pipe.read_end);
     fds.stdin_write = std::move(stdin_pipe.write_end);

@@ -192,7 +192,7 @@ void Process::after_leader_exit() {
   // waits for the result, and finish() closes the pipes and the exit watch
   // after publishing it.
   if (out_done && err_done) {
-    finish();
+    finish_after_copies();
     return;
   }
   // The pidfd stays readable: stop watching it, or the loop would spin.
@@ -314,6 +314,11 @@ bool Process::act_on_deadline() {
     finish();
     return true;
   }
+  // The host's fd took no tee copy for kTeeStall: the rest is dropped.
+  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0 && now >= tee_give_up_at_) {
+    finish();
+    return true;
+  }
   return ended();
 }
 
@@ -345,6 +350,7 @@ Nanos Process::next_deadline() const noexcept {
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
+  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0) next = std::min(next, tee_give_up_at_);
   return next;
 }
 

@@ -275,6 +275,15 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   }
 }
 
+PipeEnds make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw LaunchError{-errno, std::string("pipe: ") + describe_errno(errno)};
+  PipeEnds p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  p.read_end = above_stdio(std::move(p.read_end));
+  p.write_end = above_stdio(std::move(p.write_end));
+  return p;
+}
+
 UniqueFd above_stdio(UniqueFd fd) {
   if (fd.get() > 2) return fd;
   int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);

@@ -70,9 +70,10 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
     make_watch(exit_watch_, pidfd_.get(), "pidfd");
-    // With "pty" there is no stderr pipe: the terminal carries both.
-    for (OutputPipe* pipe : {&out_, &err_})
-      if (pipe->open()) make_watch(pipe->poll, pipe->fd.get(), pipe == &out_ ? "stdout" : "stderr");
+    // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
+    // with "pty" the terminal carries both, read as stdout.
+    if (out_.open()) make_watch(out_.poll, out_.fd.get(), "stdout");
+    if (err_.open()) make_watch(err_.poll, err_.fd.get(), "stderr");
     if (drivers_ > 0)
       stepped_back_ = true;
     else
@@ -200,8 +201,10 @@ void Process::sync_watches() {
 }
 
 bool Process::can_drive() const noexcept {
+  // Nor with a tee: its copies are written on the loop thread, where every
+  // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !tty_fd_.valid() &&
-         backpressure_bytes_ == 0 && !released();
+         backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !released();
 }
 
 void Process::retire(UniqueFd& fd) noexcept {
@@ -225,7 +228,7 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // finish() close it (the caller is waiting for the result).
   const OutputPipe& other = &pipe == &out_ ? err_ : out_;
   if (lifecycle_ == Lifecycle::draining && !other.open()) {
-    finish();
+    finish_after_copies();
     return;
   }
   close_pipe(pipe);
@@ -267,6 +270,7 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
         signal_ready(pipe);
         if (waiters_ > 0) changed_.notify_all();
       }
+      if (pipe.tee) tee_copy(pipe, buf, static_cast<size_t>(n));
       hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
@@ -311,10 +315,12 @@ void Process::hold_back_if_needed(OutputPipe& pipe) {
 bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
 
 void Process::lift_backpressure() {
-  if (backpressure_lifted_ || backpressure_bytes_ == 0) return;
+  if (backpressure_lifted_) return;
+  // Also what a tee's slow host fd holds back.
   backpressure_lifted_ = true;
   for (OutputPipe* pipe : {&out_, &err_}) {
     if (!pipe->paused) continue;
+    pipe->tee_held = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       pipe->paused = false;
@@ -336,7 +342,7 @@ void Process::lift_backpressure() {
 void Process::resume_held_back() {
   bool resumed = false;
   for (OutputPipe* pipe : {&out_, &err_}) {
-    if (!pipe->paused) continue;
+    if (!pipe->paused || pipe->tee_held) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pipe->capture.total() - pipe->consumer_pos > resume_at()) continue;

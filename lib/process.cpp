@@ -84,7 +84,13 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM).
   signals_sent_.reserve(2);
+  out_.routed = route_name(spec.stdout_route);
+  err_.routed = route_name(spec.stderr_route);
+  if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);
+  if (spec.stderr_route == Route::tee) err_.tee = TeeSink::open(2);
+  // One terminal carries both streams: read as stdout, stderr empty.
   out_.terminal = spec.pty;
+  if (spec.pty) out_.routed = err_.routed = "pty";
   DeadlineSet seed;
   seed.emplace(0, this);
   deadline_node = seed.extract(seed.begin());
@@ -401,6 +407,8 @@ void Process::abandon() noexcept {
   stdin_watch_.forget();
   out_.poll.forget();
   err_.poll.forget();
+  out_.tee_watch.forget();
+  err_.tee_watch.forget();
   delete this;
 }
 

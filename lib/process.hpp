@@ -23,6 +23,7 @@
 #include "clock.hpp"
 #include "engine.hpp"
 #include "json_text.hpp"
+#include "routing.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
 #include "uv_handle.hpp"
@@ -89,6 +90,14 @@ struct OutputPipe {
   bool ready_signaled = false;
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
+  // The result's "routed" (route_name); immutable.
+  const char* routed = "pipe";
+  // "tee": the copy to the host's fd (routing.cpp), its writability watch
+  // while the fd has not taken everything, and whether that holds the
+  // stream back (paused). Loop thread only.
+  std::unique_ptr<TeeSink> tee;
+  UvHandle<uv_poll_t> tee_watch;
+  bool tee_held = false;
 };
 
 struct ResolvedStdio;
@@ -285,6 +294,17 @@ class Process {
   void close_stdin();
   void signal_ready(OutputPipe& pipe);  // under mu_
 
+  // routing.cpp: the "tee" copies.
+  static void on_tee_ready(uv_poll_t* handle, int status, int events);
+  void tee_copy(OutputPipe& pipe, const char* data, size_t len);
+  void tee_writable(OutputPipe& pipe, int status);
+  // Copies the host's fd has yet to take, which the result waits for (up
+  // to kTeeStall without progress) once the main process has exited.
+  bool copies_pending() const noexcept;
+  // finish(), or, while copies_pending(), once they are written.
+  void finish_after_copies();
+  void close_tees() noexcept;
+
   // escalation.cpp
   // Acts on every deadline that is due; returns true if nothing is left to
   // arm (the process ended, or its exit was handled).
@@ -418,6 +438,7 @@ class Process {
   Nanos last_activity_ = 0;
   Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
   Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
+  Nanos tee_give_up_at_ = 0;    // after the exit, how long the tee copies may wait
   siginfo_t leader_status_{};
   // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
   // status is gone, and its pid, so the group id, may be reused at any time.

@@ -37,7 +37,7 @@ void append_ms(std::string& out, int64_t us) {
 }  // namespace
 
 void Process::maybe_finish() {
-  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish();
+  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
 }
 
 int Process::decide_outcome() const noexcept {
@@ -119,6 +119,7 @@ void Process::tear_down() noexcept {
   close_pipe(out_);
   close_pipe(err_);
   close_stdin();
+  close_tees();
   std::lock_guard<std::mutex> lock(mu_);
   retire(pidfd_);
   flatten_kept();
@@ -143,7 +144,8 @@ bool Process::finish_from_caller() {
   // A terminal to hand back (tcsetpgrp from a thread that may not block
   // SIGTTOU), a stream held back (its watch is the loop's to restart), or
   // the main process still running: the loop's.
-  if (tty_fd_.valid() || any_held_back()) return false;
+  // A tee (the loop's to write), too.
+  if (tty_fd_.valid() || any_held_back() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
   // Nothing is held back, so this touches no watch: it only marks the
@@ -247,7 +249,7 @@ void Process::build_result_json() {
   append_decimal(rest, r.usage.ru_maxrss);
   rest += "}}";
 
-  StreamJson out_json(out_.capture), err_json(err_.capture);
+  StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
   // A large stream whose text gives its bytes back exactly moves into the

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "routing.hpp"
 #include "signal_names.hpp"
 
 namespace sup {
@@ -360,6 +361,20 @@ void parse_pty(const cJSON* item, Spec& spec) {
   spec.pty = true;
 }
 
+Route parse_route(const cJSON* item, const std::string& key) {
+  const bool err = key == "stderr";
+  const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\" or \"stdout\""
+                          : "must be \"pipe\", \"tee\", \"inherit\" or \"null\"";
+  if (!cJSON_IsString(item)) fail(key, forms);
+  std::string mode = item->valuestring;
+  if (mode == "pipe") return Route::pipe;
+  if (mode == "tee") return Route::tee;
+  if (mode == "inherit") return Route::inherit;
+  if (mode == "null") return Route::null_device;
+  if (err && mode == "stdout") return Route::stdout_stream;
+  fail(key, std::string(forms) + ", not \"" + mode + "\"");
+}
+
 void parse_key(const cJSON* item, Spec& spec) {
   const std::string key = item->string;
   if (key == "argv") {
@@ -385,6 +400,10 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.max_output_bytes = static_cast<uint64_t>(whole_number(item, "max_output_bytes", kMaxBytes, "bytes"));
   } else if (key == "backpressure_bytes") {
     spec.backpressure_bytes = static_cast<uint64_t>(whole_number(item, "backpressure_bytes", kMaxBytes, "bytes"));
+  } else if (key == "stdout") {
+    spec.stdout_route = parse_route(item, key);
+  } else if (key == "stderr") {
+    spec.stderr_route = parse_route(item, key);
   } else if (key == "pty") {
     parse_pty(item, spec);
   } else if (key == "tty_foreground") {
@@ -420,13 +439,14 @@ Spec parse_spec(const char* json) {
   // or destination can be given beside it, and the host's own terminal is
   // not the child's.
   if (spec.pty) {
-    for (const char* key : {"stdin", "tty_foreground"})
+    for (const char* key : {"stdin", "stdout", "stderr", "tty_foreground"})
       if (seen.count(key) != 0)
         fail(key, "not allowed with \"pty\" (the child's stdin, stdout and stderr are its terminal; write its "
                   "input with sup_input_write)");
   }
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
+  check_routes(spec);
   return spec;
 }
 

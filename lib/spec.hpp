@@ -11,6 +11,9 @@ namespace sup {
 
 enum class StdinMode { null_device, inherit, data, pipe };
 enum class TimeoutAction { interrupt, kill };
+// Where a child's stdout or stderr goes (routing.cpp). stdout_stream: stderr
+// shares stdout's pipe or descriptor.
+enum class Route { pipe, tee, inherit, null_device, stdout_stream };
 
 struct Spec {
   std::vector<std::string> argv;
@@ -27,6 +30,8 @@ struct Spec {
   uint64_t max_output_bytes = 16u << 20;
   uint64_t backpressure_bytes = 0;
   bool tty_foreground = false;
+  Route stdout_route = Route::pipe;
+  Route stderr_route = Route::pipe;
   // "pty": the child's 0, 1 and 2 are a new pseudo-terminal of this size.
   bool pty = false;
   int pty_rows = 24;

@@ -52,6 +52,9 @@ TEST(Pty, TtyNamesATerminalOfDevPts) {
   EXPECT_EQ(out.substr(out.size() - 2), "\r\n") << out;
   EXPECT_EQ(p.output(SUP_STDERR), "");
   EXPECT_EQ(cJSON_GetNumberValue(r.get("stderr", "bytes")), 0);
+  // Both streams say where they went: the terminal.
+  EXPECT_STREQ(cJSON_GetStringValue(r.get("stdout", "routed")), "pty");
+  EXPECT_STREQ(cJSON_GetStringValue(r.get("stderr", "routed")), "pty");
 }
 
 TEST(Pty, StdinStdoutAndStderrAreTheTerminal) {
@@ -327,6 +330,9 @@ TEST(Pty, BadSpecsAreRefused) {
       {"\"stdin\": \"null\", \"pty\": true", "spec: stdin: not allowed with \"pty\""},
       {"\"pty\": {}, \"stdin\": {\"data\": \"x\"}", "spec: stdin: not allowed with \"pty\""},
       {"\"pty\": true, \"tty_foreground\": false", "spec: tty_foreground: not allowed with \"pty\""},
+      {"\"pty\": true, \"stdout\": \"pipe\"", "spec: stdout: not allowed with \"pty\""},
+      {"\"stderr\": \"stdout\", \"pty\": true", "spec: stderr: not allowed with \"pty\""},
+      {"\"pty\": {\"rows\": 5}, \"stderr\": \"null\"", "spec: stderr: not allowed with \"pty\""},
   };
   for (const Case& c : cases) {
     suptest::Proc p(sh("true", c.extra));
