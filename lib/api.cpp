@@ -149,7 +149,7 @@ SUP_API const char* sup_strerror(int err) {
   switch (err) {
     case SUP_OK: return "success";
     case SUP_EPERM: return "operation not permitted";
-    case SUP_ESRCH: return "the child has ended";
+    case SUP_ESRCH: return "the child is gone: its result is final";
     case SUP_ENOENT: return "no such file or directory";
     case SUP_E2BIG: return "argument list too long";
     case SUP_ENOEXEC: return "exec format error";
@@ -187,6 +187,15 @@ SUP_API int sup_signal_parse(const char* text) {
   } catch (...) {
     return SUP_ENOMEM;
   }
+}
+
+SUP_API const char* sup_signal_name(int sig) { return sup::signal_name_or_null(sig); }
+
+SUP_API int sup_signal(sup_proc* p, int sig) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (sig < 0 || sig > 64) return SUP_EINVAL;
+  return proc->signal_from_caller(sig);
 }
 
 SUP_API int sup_spawn_v2(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size, int* failed_part) {
@@ -388,6 +397,12 @@ SUP_API int sup_result_term_signal(sup_proc* p) {
   Call proc(p);
   SUP_FINAL_OR_RETURN(proc);
   return proc->result().term_signal ? *proc->result().term_signal : SUP_ENODATA;
+}
+
+SUP_API int sup_result_phase(sup_proc* p) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().phase;
 }
 
 SUP_API int sup_result_status_lost(sup_proc* p) {

@@ -181,8 +181,9 @@ LaunchPlan plan_launch(const Spec& spec) {
   plan.terminal = spec.pty;
 
   const char* path_value = nullptr;
-  if (!spec.env.empty()) {
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
+  if (!spec.env.empty() || spec.env_clear) {
+    if (!spec.env_clear)
+      for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
     for (const auto& [name, value] : spec.env) {
       std::string prefix = name + "=";
       auto& env = plan.env_storage;
@@ -196,6 +197,7 @@ LaunchPlan plan_launch(const Spec& spec) {
     }
     for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
     plan.envp.push_back(nullptr);
+    // With env_clear and no PATH in env: kDefaultPath, as execvp.
     path_value = find_env(plan.env_storage, "PATH");
   } else {
     path_value = getenv("PATH");

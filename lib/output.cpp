@@ -49,6 +49,7 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   pid_ = pid;
   last_activity_ = started_at;
+  started_at_ = started_at;
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
   stdin_fd_ = std::move(stdin_fd);
@@ -264,6 +265,7 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
+      if (first_output_at_ == 0) first_output_at_ = last_activity_;
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));

@@ -70,6 +70,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
       idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
+      first_output_timeout_(spec.first_output_timeout_ms * kNanosPerMs),
       max_runtime_(spec.max_runtime_ms * kNanosPerMs),
       grace_(spec.grace_ms * kNanosPerMs),
       interrupt_signal_(spec.interrupt_signal),

@@ -44,7 +44,7 @@ int Process::decide_outcome() const noexcept {
   switch (cause_) {
     case Cause::aborted: return SUP_OUTCOME_ABORTED;
     case Cause::timed_out:
-      return timeout_kind_ == TimeoutKind::idle ? SUP_OUTCOME_IDLE_TIMEOUT : SUP_OUTCOME_MAX_RUNTIME;
+      return timeout_kind_ == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
     case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
     case Cause::none: break;
   }
@@ -86,6 +86,9 @@ void Process::publish_final() {
   else
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
+  if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
+    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT : SUP_PHASE_IDLE;
+  order_signals_sent();
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
@@ -210,7 +213,9 @@ void Process::build_result_json() {
   head.reserve(256);
   head += "{\"outcome\": \"";
   head += sup_outcome_name(r.outcome);
-  head += "\", \"exit_code\": ";
+  head += "\", \"phase\": ";
+  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\"" : r.phase == SUP_PHASE_IDLE ? "\"idle\"" : "null";
+  head += ", \"exit_code\": ";
   if (r.exit_code)
     append_decimal(head, *r.exit_code);
   else

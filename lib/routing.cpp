@@ -57,9 +57,12 @@ void check_routes(const Spec& spec) {
   const bool err_read = spec.stderr_route == Route::stdout_stream ? route_is_read(spec.stdout_route)
                                                                    : route_is_read(spec.stderr_route);
   if (route_is_read(spec.stdout_route) || err_read) return;
-  if (spec.idle_timeout_ms > 0)
-    throw SpecError{"spec: idle_timeout_ms: sup reads neither stream (\"stdout\" and \"stderr\" are neither "
-                    "\"pipe\" nor \"tee\"), so the child can never be heard"};
+  for (const auto& [key, ms] : {std::pair<const char*, int64_t>{"idle_timeout_ms", spec.idle_timeout_ms},
+                                 {"first_output_timeout_ms", spec.first_output_timeout_ms}})
+    if (ms > 0)
+      throw SpecError{std::string("spec: ") + key +
+                      ": sup reads neither stream (\"stdout\" and \"stderr\" are neither \"pipe\" nor "
+                      "\"tee\"), so the child can never be heard"};
 }
 
 void plan_output(const Spec& spec, int dev_null, SpawnFds& fds) {

@@ -315,7 +315,7 @@ void parse_signal_key(const cJSON* item, Spec& spec) {
       fail("interrupt_signal", "no such signal number");
     sig = static_cast<int>(v);
   } else {
-    fail("interrupt_signal", "must be a signal name (\"SIGTERM\", \"TERM\") or number");
+    fail("interrupt_signal", "must be a signal name (\"SIGTERM\", \"TERM\", \"SIGRTMIN+3\") or number");
   }
   spec.interrupt_signal = sig;
 }
@@ -388,6 +388,8 @@ void parse_key(const cJSON* item, Spec& spec) {
     parse_stdin(item, spec);
   } else if (key == "idle_timeout_ms") {
     spec.idle_timeout_ms = whole_number(item, "idle_timeout_ms", kMaxDurationMs, "ms");
+  } else if (key == "first_output_timeout_ms") {
+    spec.first_output_timeout_ms = whole_number(item, "first_output_timeout_ms", kMaxDurationMs, "ms");
   } else if (key == "max_runtime_ms") {
     spec.max_runtime_ms = whole_number(item, "max_runtime_ms", kMaxDurationMs, "ms");
   } else if (key == "grace_ms") {
@@ -404,6 +406,9 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.stdout_route = parse_route(item, key);
   } else if (key == "stderr") {
     spec.stderr_route = parse_route(item, key);
+  } else if (key == "env_clear") {
+    if (!cJSON_IsBool(item)) fail(key, "must be true or false");
+    spec.env_clear = cJSON_IsTrue(item);
   } else if (key == "pty") {
     parse_pty(item, spec);
   } else if (key == "tty_foreground") {

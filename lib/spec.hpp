@@ -23,6 +23,8 @@ struct Spec {
   StdinMode stdin_mode = StdinMode::null_device;
   std::string stdin_data;  // exact bytes, from "data" or "base64"
   int64_t idle_timeout_ms = 0;
+  // 0: off; else the limit before the first byte, and the idle clock starts there.
+  int64_t first_output_timeout_ms = 0;
   int64_t max_runtime_ms = 0;
   int64_t grace_ms = 5000;
   int interrupt_signal = 15;
@@ -32,6 +34,8 @@ struct Spec {
   bool tty_foreground = false;
   Route stdout_route = Route::pipe;
   Route stderr_route = Route::pipe;
+  // The environment is exactly env: nothing is inherited.
+  bool env_clear = false;
   // "pty": the child's 0, 1 and 2 are a new pseudo-terminal of this size.
   bool pty = false;
   int pty_rows = 24;

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <atomic>
+
 #include "helpers.hpp"
 
 namespace {
@@ -177,6 +179,37 @@ TEST(Routing, TeeToAFullFdNeverReadDoesNotHangTheResult) {
   sup_result_output(raw, SUP_STDOUT, &len);
   EXPECT_EQ(static_cast<int64_t>(len), total);  // every byte read is kept
   sup_release(raw);
+}
+
+TEST(Routing, TheResultWaitsForASlowHostFdUntilAborted) {
+  HostPipe host;
+  sup_proc* raw = nullptr;
+  {
+    Redirect to_pipe(1, host.w);
+    // More than the host's pipe holds: the rest waits in sup when the child exits.
+    ASSERT_EQ(sup_spawn(sh("head -c 300000 /dev/zero", "\"stdout\": \"tee\"").c_str(), &raw), 0);
+  }
+  host.close_write();
+  std::atomic<bool> stop{false};
+  // Takes a page every 300 ms (a pipe is writable again once a page is
+  // free): progress, so sup keeps waiting for it.
+  std::thread reader([&] {
+    char page[4096];
+    while (!stop && read(host.r, page, sizeof page) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  const pid_t pid = sup_pid(raw);
+  ASSERT_TRUE(suptest::eventually([&] { return !suptest::running(pid); }, 10000));
+  EXPECT_EQ(sup_poll(raw, 1500), 0);  // the copies are still going out
+  EXPECT_EQ(sup_abort(raw), 0);
+  EXPECT_EQ(sup_poll(raw, 10000), 1);
+  // The child had exited by itself: the abort only dropped the copies.
+  EXPECT_EQ(sup_result_outcome(raw), SUP_OUTCOME_EXITED);
+  size_t len = 0;
+  sup_result_output(raw, SUP_STDOUT, &len);
+  EXPECT_EQ(len, 300000u);
+  stop = true;
+  sup_release(raw);
+  reader.join();
 }
 
 TEST(Routing, TeeToANonBlockingHostFd) {
