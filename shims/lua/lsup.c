@@ -1042,6 +1042,25 @@ static int m_kill(lua_State *L) {
   return 1;
 }
 
+/* p:resize(rows, cols): the pty's window size; the child gets SIGWINCH.
+ * true, or false once the result is final. Raises for a child without a
+ * pty. */
+static int m_resize(lua_State *L) {
+  lproc *lp = check_proc(L, 1);
+  lua_Integer rows = luaL_checkinteger(L, 2), cols = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, rows >= 1 && rows <= 65535, 2, "rows must be 1..65535");
+  luaL_argcheck(L, cols >= 1 && cols <= 65535, 3, "cols must be 1..65535");
+  int rc = sup_pty_resize(lp->p, (int)rows, (int)cols);
+  if (rc == SUP_ENOTSUP) return luaL_error(L, "sup: p:resize: the child has no pty (spawn with pty = true)");
+  if (rc == SUP_ESRCH) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (rc < 0) return push_fail(L, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* The descriptor rc, or with `dup` a duplicate of it that the handle owns
  * too (closed by p:close()), so that two watchers of one loop (epoll refuses
  * the same descriptor twice) can each have their own. */
@@ -1329,6 +1348,7 @@ static const luaL_Reg proc_methods[] = {
     {"interrupt", m_interrupt},
     {"abort", m_abort},
     {"kill", m_kill},
+    {"resize", m_resize},
     {"fd", m_fd},
     {"output_fd", m_output_fd},
     {"pid", m_pid},

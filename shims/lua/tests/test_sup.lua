@@ -638,6 +638,31 @@ test("contain: the result says how the tree was contained", function()
   raises(function() sup.spawn{ "true", contain = "jail" } end, "contain", "a bad mode")
 end)
 
+test("pty = { rows, cols } and p:resize", function()
+  local res = sup.run{ "stty", "size", pty = { rows = 30, cols = 100 } }
+  eq(res.stdout.captured, "30 100\r\n", "the size asked for, \\n as \\r\\n")
+  eq(res.stdout.routed, "pty", "routed pty")
+  res = sup.run{ "stty", "size", pty = { 31, 101 } }
+  eq(res.stdout.captured, "31 101\r\n", "rows and cols as a sequence")
+  res = sup.run{ "stty", "size", pty = true }
+  eq(res.stdout.captured, "24 80\r\n", "24x80 by default")
+  local p = t.closing(sup.spawn{ "sh", "-c", "trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done",
+    pty = true })
+  local lines = p:lines()
+  eq(lines(), "ready\r", "running")
+  eq(p:resize(40, 120), true, "resized")
+  eq(lines(), "40 120\r", "the child saw SIGWINCH and the new size")
+  p:wait()
+  eq(p:resize(10, 10), false, "false once final")
+  raises(function() p:resize(0, 10) end, "rows must be", "rows out of range")
+  local q = t.closing(sup.spawn{ "true" })
+  raises(function() q:resize(10, 10) end, "no pty", "a child without a pty")
+  local w = t.closing(sup.spawn{ "cat", pty = true })
+  eq(w:write("hello\n"), 6, "input through the terminal")
+  eq(w:close_stdin(), true, "^D")
+  ok(w:wait().stdout.captured:find("hello\r\n", 1, true), "cat echoed it: " .. w:result().stdout.captured)
+end)
+
 test("the README's Lua examples compile, and the first one runs", function()
   local tap_path = assert(package.searchpath and package.searchpath("tap", package.path)
     or os.getenv("LUA_PATH"):match("([^;]*)%?%.lua"):gsub("$", "tap.lua"))
