@@ -259,7 +259,9 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
  * result.
  * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED (the
  * handle was released meanwhile), SUP_ECHILD.
- * Thread-safety: any thread, concurrently. */
+ * Thread-safety: any thread, concurrently: any number of threads may wait on
+ * one handle, from the moment sup_spawn returns, and none of them ever holds
+ * up another, the library's thread or any other child's supervision. */
 SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the

@@ -95,6 +95,12 @@ int spawn(const char* spec_json, sup_proc** out) {
   sup::SpawnFds fds;
   Pipe out_pipe = make_pipe();
   Pipe err_pipe = make_pipe();
+  // Our read ends never block, from the start: several callers in sup_poll
+  // may wake on one byte, and the loop may not have the child yet. A read
+  // that blocked would hold the process (work_mu_) and, with it, the loop.
+  // The child's ends stay blocking, as a child expects of its stdout.
+  set_nonblocking(out_pipe.read_end.get());
+  set_nonblocking(err_pipe.read_end.get());
   fds.child_out = std::move(out_pipe.write_end);
   fds.child_err = std::move(err_pipe.write_end);
   fds.out_read = std::move(out_pipe.read_end);

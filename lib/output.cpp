@@ -106,8 +106,8 @@ void Process::end_unwatched(bool drain) noexcept {
     leader_exited_now();
     lifecycle_ = Lifecycle::draining;
   }
-  // Before start() the pipes may be blocking: what the child wrote is not
-  // read. After, what is in them is kept, as at any end.
+  // drain: what is in the pipes is kept, as at any end (a child start()
+  // could not watch is ended without reading them).
   if (drain) {
     backpressure_lifted_ = true;
     try {

@@ -194,9 +194,10 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     {
       std::lock_guard<std::mutex> work(work_mu_);
       running = lifecycle_ == Lifecycle::running;
-      // The pipes are non-blocking once start() has made their watches
-      // (uv_poll_init); before, one read after poll() cannot block.
-      const int reads = loop_ != nullptr ? kReadsPerWakeup : 1;
+      // The pipes are non-blocking from the spawn (api.cpp): another caller
+      // woken by the same byte may have read it, and this read then finds
+      // EAGAIN instead of blocking while holding work_mu_.
+      const int reads = kReadsPerWakeup;
       for (int i = 1; running && i < 3; ++i) {
         if (watched[i].revents == 0) continue;
         OutputPipe& pipe = i == 1 ? out_ : err_;

@@ -229,7 +229,7 @@ class Process {
   // output.cpp
   // A child the loop cannot watch (a watch that cannot be made or started
   // again) is ended now, and that is its result. drain: its pipes are
-  // non-blocking (start() made their watches), and what is in them is read.
+  // non-blocking (from the spawn), and what is in them is read.
   void end_unwatched(bool drain) noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   // The pidfd's and stdin's watches: handler under work_mu_, unless final.
