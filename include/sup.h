@@ -20,7 +20,8 @@
  *   - Every other function on a handle may be called from any thread, and
  *     concurrently. sup_release may be called while other threads are inside
  *     any call on the same handle: calls that wait (sup_poll,
- *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly, and the
+ *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly (never
+ *     1, although release's own kill makes the result final), and the
  *     memory is freed when the last call has returned. No call may *begin*
  *     on a handle after sup_release has begun (as with free(3)).
  *   - The library installs no signal handler and changes no process-wide
@@ -257,8 +258,9 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
  * library's thread rather than after it, and then waits out the last
  * microseconds awake (yielding, at most 50 us) before it sleeps on the
  * result.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED (the
- * handle was released meanwhile), SUP_ECHILD.
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED
+ * (sup_release began meanwhile: returned even if the result is final),
+ * SUP_ECHILD.
  * Thread-safety: any thread, concurrently: any number of threads may wait on
  * one handle, from the moment sup_spawn returns, and none of them ever holds
  * up another, the library's thread or any other child's supervision. */
@@ -321,7 +323,7 @@ SUP_API const char *sup_result(sup_proc *p);
  * still be a zombie for microseconds; never after sup_release.) NULL is a
  * harmless no-op.
  * Thread-safety: other threads may be inside any call on the handle: those
- * that wait return SUP_ECANCELED, and the memory is freed when the last call
+ * that wait return SUP_ECANCELED (never 1), and the memory is freed when the last call
  * has returned. No call may begin on the handle once sup_release has begun.
  * In a forked child, on a handle of the parent's: frees memory only. */
 SUP_API void sup_release(sup_proc *p);
@@ -364,8 +366,8 @@ SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
  * stdout has more than stdout_pos bytes, stderr more than stderr_pos bytes, or
  * the result is final. Pass SUP_POS_IGNORE for a stream not to wait on.
  * Returns 1 when one of those holds, 0 when the time ran out.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED,
- * SUP_ECHILD.
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED
+ * (sup_release began meanwhile, as for sup_poll), SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
                             uint64_t stderr_pos, int timeout_ms);
@@ -409,8 +411,8 @@ SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
  * sup_input_write can make progress: the pipe has room, or a write would
  * fail at once (the child closed its stdin, or the result is final).
  * Returns 1 when so, 0 when the time ran out.
- * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED,
- * SUP_ECHILD.
+ * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED
+ * (sup_release began meanwhile, as for sup_poll), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_input_wait(sup_proc *p, int timeout_ms);
 

@@ -85,7 +85,8 @@ int Process::input_wait(int timeout_ms) {
     int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
     int rc = poll(fds, 2, slice);
     if (rc < 0 && errno != EINTR) return -errno;
-    if (released() && !is_final()) return SUP_ECANCELED;
+    // Even if final: release's own kill makes it so (see wait_final).
+    if (released()) return SUP_ECANCELED;
     if (rc > 0) return 1;
     if (left >= 0) {
       left -= slice;

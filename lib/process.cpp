@@ -114,12 +114,16 @@ int Process::request(unsigned bits, Nanos wake_by) noexcept {
 }
 
 int Process::wait_final(int timeout_ms) {
+  // Released is asked first everywhere: release's own kill makes the result
+  // final while waiters still wait, and a waiter told 1 would read a result
+  // whose memory is about to go.
+  if (released()) return SUP_ECANCELED;
   if (is_final()) return 1;
   if (timeout_ms != 0) timeout_ms = wait_leader_exit(timeout_ms);
   std::unique_lock<std::mutex> lock(mu_);
   wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
-  if (is_final()) return 1;
-  return released() ? SUP_ECANCELED : 0;
+  if (released()) return SUP_ECANCELED;
+  return is_final() ? 1 : 0;
 }
 
 int Process::wait_leader_exit(int timeout_ms) {
@@ -252,7 +256,7 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
     return is_final() || released() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
   });
   --waiters_;
-  if (released() && !is_final()) return SUP_ECANCELED;
+  if (released()) return SUP_ECANCELED;  // even if final: see wait_final
   return ready ? 1 : 0;
 }
 

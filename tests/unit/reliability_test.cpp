@@ -6,10 +6,12 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 
 #include "helpers.hpp"
 
@@ -413,3 +415,54 @@ TEST(Design, MaxRuntimeCountsFromTheCallAndIdleFromTheChild) {
 }
 
 }  // namespace
+
+namespace {
+
+// The state letter of one of this process's threads ('S': asleep in a
+// system call), '?' if it is gone.
+char thread_state(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return '?';
+  size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+}
+
+}  // namespace
+
+// Once sup_release has begun, a waiter is told SUP_ECANCELED, never 1: a
+// waiter that trusted a 1 would read a result whose memory is about to go.
+// Release's own kill makes the result final while the waiters still wait.
+TEST(Release, EveryWaiterIsCanceledNeverToldFinal) {
+  for (int round = 0; round < 30; ++round) {
+    sup_proc* p = nullptr;
+    ASSERT_EQ(sup_spawn(sh("exec sleep 30", "\"stdin\": \"pipe\"").c_str(), &p), 0);
+    // A full stdin pipe, so that sup_input_wait waits.
+    std::string chunk(65536, 'x');
+    size_t written = 1;
+    while (sup_input_write(p, chunk.data(), chunk.size(), &written) == 0 && written > 0) {
+    }
+    std::atomic<pid_t> tids[3] = {0, 0, 0};
+    std::atomic<int> rcs[3] = {-1000, -1000, -1000};
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < 3; ++i)
+      waiters.emplace_back([&, i] {
+        tids[i] = static_cast<pid_t>(syscall(SYS_gettid));
+        if (i == 0) rcs[i] = sup_poll(p, -1);
+        if (i == 1) rcs[i] = sup_input_wait(p, -1);
+        if (i == 2) rcs[i] = sup_output_wait(p, 0, 0, -1);
+      });
+    // All three asleep inside their calls: none begins after the release.
+    ASSERT_TRUE(suptest::eventually([&] {
+      for (auto& tid : tids)
+        if (tid.load() == 0 || thread_state(tid.load()) != 'S') return false;
+      return true;
+    }, 10000));
+    sup_release(p);
+    for (auto& t : waiters) t.join();
+    EXPECT_EQ(rcs[0].load(), SUP_ECANCELED) << "sup_poll, round " << round;
+    EXPECT_EQ(rcs[1].load(), SUP_ECANCELED) << "sup_input_wait, round " << round;
+    EXPECT_EQ(rcs[2].load(), SUP_ECANCELED) << "sup_output_wait, round " << round;
+    if (HasFailure()) break;
+  }
+}
