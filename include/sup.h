@@ -205,7 +205,8 @@ SUP_API int sup_signal_parse(const char *text);
  *                     group of the host's controlling terminal (stdin must be
  *                     "inherit"), so that an interactive child can read it;
  *                     the host's group gets the terminal back when the child
- *                     ends. Ignored when the host is not in the foreground.
+ *                     ends, and before sup_spawn returns when the child
+ *                     fails to start (exec or cwd error). Ignored when the host is not in the foreground.
  *                     Default false.
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as

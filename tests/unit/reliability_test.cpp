@@ -3,6 +3,7 @@
 // streams at a timeout, bytes in a pipe at an idle deadline, live reads at
 // the edges of the capture.
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -465,4 +466,55 @@ TEST(Release, EveryWaiterIsCanceledNeverToldFinal) {
     EXPECT_EQ(rcs[2].load(), SUP_ECANCELED) << "sup_output_wait, round " << round;
     if (HasFailure()) break;
   }
+}
+
+// A spawn with tty_foreground that fails in the child (exec or cwd) leaves
+// the host's terminal with the host's group: else the host's next read of
+// it fails with EIO or stops it with SIGTTIN. The host here is a forked
+// child that leads a session on a pseudo-terminal made for the test, in
+// its foreground.
+TEST(Terminal, AFailedSpawnHandsTheTerminalBack) {
+  SKIP_UNDER_TSAN();
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0) << strerror(errno);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  const std::string slave = ptsname(master);
+  char dir_template[] = "/tmp/sup-tty-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string garbage = std::string(dir_template) + "/garbage";
+  {
+    std::ofstream out(garbage);
+    out << "\x01\x02\x03 not a program\n";
+  }
+  ASSERT_EQ(chmod(garbage.c_str(), 0755), 0);
+  const std::string tail = ", \"stdin\": \"inherit\", \"tty_foreground\": true}";
+  const std::vector<std::pair<std::string, int>> failing = {
+      {"{\"argv\": [\"/nonexistent/cmd\"]" + tail, SUP_ENOENT},
+      {"{\"argv\": [" + suptest::q(garbage) + "]" + tail, SUP_ENOEXEC},
+      {"{\"argv\": [\"true\"], \"cwd\": \"/nonexistent\"" + tail, SUP_ENOENT},
+  };
+  int status = in_forked_child([&] {
+    if (setsid() < 0) return 2;
+    int tty = open(slave.c_str(), O_RDWR);
+    if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) != 0 || dup2(tty, 0) != 0) return 3;
+    if (tcgetpgrp(0) != getpgrp()) return 4;
+    for (size_t i = 0; i < failing.size(); ++i) {
+      sup_proc* p = nullptr;
+      if (sup_spawn(failing[i].first.c_str(), &p) != failing[i].second) return 10 + static_cast<int>(i);
+      if (tcgetpgrp(0) != getpgrp()) return 20 + static_cast<int>(i);
+    }
+    // The child that ran hands it back too.
+    sup_proc* p = nullptr;
+    if (sup_spawn(("{\"argv\": [\"true\"]" + tail).c_str(), &p) != 0) return 30;
+    if (sup_poll(p, 10000) != 1) return 31;
+    sup_release(p);
+    return tcgetpgrp(0) == getpgrp() ? 0 : 32;
+  });
+  close(master);
+  unlink(garbage.c_str());
+  rmdir(dir_template);
+  // 20 + i: after failing spawn i, the terminal's foreground group was not
+  // the host's.
+  EXPECT_EQ(status, 0);
 }
