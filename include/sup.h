@@ -40,6 +40,11 @@
  * ERRORS
  *   Functions that can fail return a negative code from enum sup_error, whose
  *   values are -errno as on Linux (like libuv's UV_E* codes) and never change.
+ *   Each function's Errors line lists every code it can return, except two
+ *   that any call on a handle may: SUP_EINTERNAL (a bug in sup), and
+ *   SUP_ECANCELED for a call begun after sup_release began (a misuse, as a
+ *   call after free(3), caught while the memory is still there).
+ *   tests/unit/check_errors.py holds these lines to the implementation.
  *   sup_strerror names any code. Human detail for a failed spawn (which spec
  *   field is wrong and why, which path failed) is written into a buffer the
  *   caller passes to sup_spawn_ex: there is no thread-local "last error".
@@ -161,7 +166,7 @@ SUP_API const char *sup_outcome_name(int outcome);
 /* Parses a signal as the spec's "interrupt_signal" does: a name with or
  * without "SIG", in any case ("TERM", "SIGint"), or a decimal number.
  * Returns the signal number (> 0).
- * Errors: SUP_EINVAL (NULL, or no such signal on this system).
+ * Errors: SUP_EINVAL (NULL, or no such signal on this system), SUP_ENOMEM.
  * Thread-safety: any thread. */
 SUP_API int sup_signal_parse(const char *text);
 
@@ -231,7 +236,9 @@ SUP_API int sup_signal_parse(const char *text);
  * Errors: SUP_EINVAL (NULL argument, malformed spec), SUP_ENOENT, SUP_EACCES,
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
- *   SUP_ENOMEM, SUP_ENOSYS.
+ *   SUP_ENOMEM, SUP_ENOSYS, -ESHUTDOWN (-108: the library is being unloaded,
+ *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
+ *   clone(2) as -errno.
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -336,13 +343,14 @@ SUP_API void sup_release(sup_proc *p);
  * fd to os.NewFile or tokio's AsyncFd does so), and the duplicate stays
  * readable once final. Created on first call; the same fd afterwards.
  * Returns the descriptor (>= 0).
- * Errors: SUP_EINVAL (NULL handle), SUP_EMFILE, SUP_ENOMEM.
+ * Errors: SUP_EINVAL (NULL handle), SUP_EMFILE (out of descriptors, the
+ * host's or the system's), SUP_ENOMEM, SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_fd(sup_proc *p);
 
 /* sup_pid: the child's pid, for display. Do not signal it yourself: after the
  * result is final the pid may belong to another process.
- * Returns the pid (> 0). Errors: SUP_EINVAL (NULL handle).
+ * Returns the pid (> 0). Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_pid(sup_proc *p);
 
@@ -356,8 +364,8 @@ SUP_API int sup_pid(sup_proc *p);
  * Works while running and after the result is final.
  * Returns 0; *nread == 0 means nothing new yet (or, once final, the end).
  * Errors: SUP_EINVAL (NULL handle, pos or nread, buf NULL with cap > 0, bad
- * stream), SUP_ENOMEM (after sup_result moved the bytes into its text: no
- * memory to rebuild them).
+ * stream, *pos past the bytes written so far), SUP_ENOMEM (after sup_result
+ * moved the bytes into its text: no memory to rebuild them), SUP_ECHILD.
  * Thread-safety: any thread, concurrently; one reader per stream keeps
  * backpressure_bytes meaningful. */
 SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
@@ -375,7 +383,8 @@ SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
 
 /* sup_output_total: bytes the child has written to `stream` so far (all of
  * them, kept or not). Running or final.
- * Returns the count (>= 0). Errors: SUP_EINVAL (NULL handle, bad stream).
+ * Returns the count (>= 0). Errors: SUP_EINVAL (NULL handle, bad stream),
+ * SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int64_t sup_output_total(sup_proc *p, int stream);
 
@@ -413,7 +422,8 @@ SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
  * fail at once (the child closed its stdin, or the result is final).
  * Returns 1 when so, 0 when the time ran out.
  * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED
- * (sup_release began meanwhile, as for sup_poll), SUP_ECHILD.
+ * (sup_release began meanwhile, as for sup_poll), SUP_EMFILE, SUP_ENOMEM
+ * (it makes the descriptor sup_fd returns, at its first call), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_input_wait(sup_proc *p, int timeout_ms);
 
@@ -433,28 +443,29 @@ SUP_API int sup_input_close(sup_proc *p);
 /* ---- Typed access to the final result (no JSON parser needed) --------- */
 
 /* Returns the outcome (enum sup_outcome, > 0).
- * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running).
+ * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_result_outcome(sup_proc *p);
 
 /* Returns the main process's exit code (0..255).
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it died from a signal, or its
- * status was lost: see sup_result_status_lost). Thread-safety: any thread. */
+ * status was lost: see sup_result_status_lost), SUP_ECHILD.
+ * Thread-safety: any thread. */
 SUP_API int sup_result_exit_code(sup_proc *p);
 
 /* Returns the signal number that killed the main process.
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it exited, or its status was
- * lost). Thread-safety: any thread. */
+ * lost), SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_term_signal(sup_proc *p);
 
 /* Returns 1 when sup had to send SIGKILL (after grace, on_timeout "kill",
  * abort, or to end what the main process left behind), else 0.
- * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_forced_kill(sup_proc *p);
 
 /* Returns the milliseconds from the sup_spawn call until the result became
- * final, or a negative value (SUP_EINVAL, SUP_EBUSY).
- * Thread-safety: any thread. */
+ * final, or a negative value.
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API double sup_result_duration_ms(sup_proc *p);
 
 /* sup_result_output: the captured bytes of `stream`, exactly as written
@@ -470,7 +481,7 @@ SUP_API const char *sup_result_output(sup_proc *p, int stream, size_t *len);
 
 /* Returns the bytes of `stream` that were written but not kept (0 when not
  * truncated). The gap sits after the first half of max_output_bytes.
- * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int64_t sup_result_omitted_bytes(sup_proc *p, int stream);
 
 /* Returns 1 when the main process's exit status was lost: the host reaped it

@@ -57,7 +57,9 @@ int Process::input_write(const char* buf, size_t len, size_t* written) {
     return 0;
   }
   if (errno == EAGAIN) return SUP_EAGAIN;
-  return errno == EPIPE ? SUP_EPIPE : -errno;
+  // A pipe's write fails otherwise only for a buffer the caller cannot read
+  // (EFAULT) or a reader that is gone (EPIPE).
+  return errno == EFAULT ? SUP_EINVAL : SUP_EPIPE;
 }
 
 int Process::input_wait(int timeout_ms) {
@@ -84,7 +86,8 @@ int Process::input_wait(int timeout_ms) {
     }
     int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
     int rc = poll(fds, 2, slice);
-    if (rc < 0 && errno != EINTR) return -errno;
+    // With two descriptors, poll fails only for want of kernel memory.
+    if (rc < 0 && errno != EINTR) return SUP_ENOMEM;
     // Even if final: release's own kill makes it so (see wait_final).
     if (released()) return SUP_ECANCELED;
     if (rc > 0) return 1;

@@ -40,6 +40,11 @@ uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
   return backpressure_bytes == 0 ? 0 : backpressure_bytes + 4 * engine.read_buffer_size();
 }
 
+// A descriptor the handle makes on demand (eventfd) could not be made: the
+// host is out of descriptors (its own table or the system's), or of kernel
+// memory. Only the codes the header lists for these calls.
+int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
+
 void set_readable(int fd) {
   uint64_t one = 1;
   (void)!write(fd, &one, sizeof one);
@@ -301,7 +306,7 @@ int Process::output_fd(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!pipe.ready_fd.valid()) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd < 0) return -errno;
+    if (fd < 0) return fd_error(errno);
     pipe.ready_fd.reset(fd);
     signal_ready(pipe);
   }
@@ -317,7 +322,7 @@ int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!event_fd_.valid()) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd < 0) return -errno;
+    if (fd < 0) return fd_error(errno);
     event_fd_.reset(fd);
     // Readable for good once final: nobody ever reads the counter.
     if (is_final()) set_readable(fd);
