@@ -276,7 +276,9 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the
  * child's process group, and SIGKILL if the main process has not exited
- * grace_ms later. A second call does not restart the grace period. While the
+ * grace_ms later. Every signal sup sends also reaches the main process
+ * through its pidfd when it has left its group (setpgid), so it is never
+ * out of reach. A second call does not restart the grace period. While the
  * main process runs the signal is sent from the calling thread, before the
  * call returns; the interrupt signal is sent once, whoever asks first (this
  * call, another thread's, or a timeout), and never after a SIGKILL.
@@ -286,7 +288,8 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_interrupt(sup_proc *p);
 
-/* sup_abort: hard stop. SIGKILL to the child's process group now.
+/* sup_abort: hard stop. SIGKILL to the child's process group (and to the
+ * main process, if it left the group) now.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
@@ -308,7 +311,9 @@ SUP_API int sup_abort(sup_proc *p);
  * has, and the newest bytes are kept in the memory already held) and more
  * is omitted; the count stays exact. "duration_ms" runs from the sup_spawn
  * call to the final result, "at_ms" from that call too. "forced_kill" says
- * SIGKILL was needed.
+ * a SIGKILL sup sent reached a process. "signals_sent" lists only signals
+ * that reached at least one living process of the child's group or its
+ * main process.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
@@ -326,7 +331,8 @@ SUP_API const char *sup_result(sup_proc *p);
 
 /* sup_release: free the handle. If the child still runs it is aborted and it
  * and its group are reaped first: no orphan, no zombie. This waits for the
- * SIGKILL to take effect (milliseconds). (The result is published just
+ * SIGKILL to take effect (milliseconds, also for a main process that left
+ * its group: it is reached through its pidfd). (The result is published just
  * before the main process is reaped, so a pid seen right after sup_poll may
  * still be a zombie for microseconds; never after sup_release.) NULL is a
  * harmless no-op.
@@ -458,8 +464,8 @@ SUP_API int sup_result_exit_code(sup_proc *p);
  * lost), SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_term_signal(sup_proc *p);
 
-/* Returns 1 when sup had to send SIGKILL (after grace, on_timeout "kill",
- * abort, or to end what the main process left behind), else 0.
+/* Returns 1 when a SIGKILL sup sent (after grace, on_timeout "kill", abort,
+ * or to end what the main process left behind) reached a process, else 0.
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_forced_kill(sup_proc *p);
 
@@ -498,9 +504,9 @@ SUP_API int sup_result_status_lost(sup_proc *p);
 SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
                               int64_t *max_rss_kb);
 
-/* sup_result_signals: the signals sup sent to the child's group, in order
- * (the JSON's "signals_sent"; SIGCONT sent beside an interrupt signal is not
- * listed). Copies up to cap of them into signals[] and at_ms[] (ms since
+/* sup_result_signals: the signals sup sent to the child's group and main
+ * process that reached at least one of them, in order (the JSON's
+ * "signals_sent"; SIGCONT sent beside an interrupt signal is not listed). Copies up to cap of them into signals[] and at_ms[] (ms since
  * the sup_spawn call); either array may be NULL (that part is not copied).
  * Returns how many were sent in all (may exceed cap).
  * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY, SUP_ECHILD.

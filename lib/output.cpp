@@ -98,9 +98,9 @@ void Process::end_unwatched(bool drain) noexcept {
       if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
-      if (!status_lost_) kill(-pid_, SIGKILL);
+      const bool delivered = !status_lost_ && send_to_child(SIGKILL);
       escalation_ = Escalation::kill_sent;
-      forced_kill_ = true;
+      forced_kill_ = forced_kill_ || delivered;
     }
     await_leader_exit();
     leader_exited_now();

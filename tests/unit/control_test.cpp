@@ -403,3 +403,103 @@ TEST(Release, WhileRunningLeavesNoOrphanAndNoZombie) {
 }
 
 }  // namespace
+
+namespace {
+
+// A main process that leaves its own group for the host's (as a shell doing
+// job control may): it says "moved" once it has, then runs `then` (Perl).
+std::string joins_host_group(const std::string& then, const std::string& extra = "") {
+  std::string script = "setpgrp(0, " + std::to_string(getpgrp()) + ") or die \"setpgrp: $!\"; $| = 1; print \"moved\\n\"; " + then;
+  std::string spec = "{\"argv\": [\"perl\", \"-e\", " + suptest::q(script) + "]";
+  if (!extra.empty()) spec += ", " + extra;
+  return spec + "}";
+}
+
+bool said_moved(sup_proc* p) {
+  return suptest::eventually([p] { return sup_output_total(p, SUP_STDOUT) >= 6; }, 10000);
+}
+
+std::vector<std::string> signal_names(const suptest::Json& r) {
+  std::vector<std::string> names;
+  const cJSON* item = nullptr;
+  cJSON_ArrayForEach(item, r.get("signals_sent")) {
+    const cJSON* sig = cJSON_GetObjectItemCaseSensitive(item, "signal");
+    names.push_back(cJSON_IsString(sig) ? sig->valuestring : "?");
+  }
+  return names;
+}
+
+}  // namespace
+
+// sup reaches the main process through its pidfd as well as its group: one
+// that left the group is still interrupted, killed and reaped.
+TEST(OutOfGroup, MainProcessIsInterrupted) {
+  SPAWN(p, joins_host_group("sleep 30;"));
+  ASSERT_TRUE(said_moved(p.get()));
+  EXPECT_EQ(sup_interrupt(p.get()), 0);
+  ASSERT_TRUE(p.wait(10000)) << "the interrupt did not reach the main process";
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "interrupted");
+  EXPECT_EQ(r.str("term_signal"), "SIGTERM");
+  EXPECT_EQ(signal_names(r), std::vector<std::string>{"SIGTERM"});
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+}
+
+TEST(OutOfGroup, MainProcessIsKilledAfterGraceAndReaped) {
+  pid_t pid = 0;
+  {
+    SPAWN(p, joins_host_group("$SIG{TERM} = 'IGNORE'; sleep 30;", "\"idle_timeout_ms\": 200, \"grace_ms\": 100"));
+    pid = sup_pid(p.get());
+    ASSERT_TRUE(said_moved(p.get()));
+    ASSERT_TRUE(p.wait(10000)) << "the timeout's signals did not reach the main process";
+    auto r = p.result();
+    EXPECT_EQ(r.str("outcome"), "idle_timeout");
+    EXPECT_EQ(r.str("term_signal"), "SIGKILL");
+    EXPECT_EQ(signal_names(r), (std::vector<std::string>{"SIGTERM", "SIGKILL"}));
+    EXPECT_EQ(sup_result_forced_kill(p.get()), 1);
+  }
+  // Released: reaped, neither running nor a zombie (the pid is gone, or a
+  // stranger's).
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (std::getline(stat, line)) EXPECT_EQ(line.find("(perl) Z"), std::string::npos) << line;
+}
+
+TEST(OutOfGroup, ReleaseEndsItAtOnce) {
+  sup_proc* p = nullptr;
+  ASSERT_EQ(sup_spawn(joins_host_group("sleep 30;").c_str(), &p), 0);
+  const pid_t pid = sup_pid(p);
+  ASSERT_TRUE(said_moved(p));
+  const double start = suptest::now_ms();
+  sup_release(p);
+  const double took = suptest::now_ms() - start;
+  // A SIGKILL and a reap take well under a millisecond: 100 ms is generous
+  // even on a loaded machine. Without the pidfd the release waited for the
+  // child's whole life (30 s).
+  EXPECT_LT(took, 100.0);
+  EXPECT_FALSE(suptest::running(pid));
+}
+
+// signals_sent lists only signals that reached a process: a main process
+// that exits 0 by itself, leaving a setsid'd holder of its pipe that no
+// group signal can reach, shows none, and no forced kill.
+TEST(OutOfGroup, NothingSentThatReachedNobody) {
+  // The main process exits only once the holder is out of its group.
+  SPAWN(p, sh("d=$(mktemp -d); mkfifo $d/out; setsid sh -c \"echo >$d/out; exec sleep 0.5\" & "
+              "read x <$d/out; rm -r $d; exit 0",
+              "\"grace_ms\": 50"));
+  ASSERT_TRUE(p.wait(10000));
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_EQ(r.num("exit_code"), 0);
+  EXPECT_TRUE(signal_names(r).empty()) << sup_result(p.get());
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+}
+
+TEST(OutOfGroup, ANaturalExitShowsNoSignal) {
+  SPAWN(p, sh("exit 0"));
+  ASSERT_TRUE(p.wait(10000));
+  auto r = p.result();
+  EXPECT_TRUE(signal_names(r).empty()) << sup_result(p.get());
+  EXPECT_EQ(sup_result_forced_kill(p.get()), 0);
+}
