@@ -169,7 +169,7 @@ Nanos Process::interrupt_from_caller() noexcept {
     if (interrupt_latch_.compare_exchange_strong(free, now, std::memory_order_acq_rel)) {
       if (send_to_child(interrupt_signal_)) {
         // A stopped process cannot act on the signal until it is continued.
-        if (interrupt_signal_ != SIGCONT) send_to_child(SIGCONT);
+        if (interrupt_signal_ != SIGCONT) send_to_child(SIGCONT, /*answer=*/false);
         sent_at = now;
       } else {
         // Reached nobody: not sent, so not on record (the latch stays
@@ -453,17 +453,18 @@ bool Process::signal_group(int sig, Nanos now, bool record) {
   // The leader stays unreaped until finish(), so -pid_ is still our group,
   // unless the host reaped it.
   if (status_lost_) return false;
-  const bool delivered = send_to_child(sig);
+  const bool delivered = send_to_child(sig, /*answer=*/record);
   if (record && delivered) signals_sent_.push_back({sig, now - called_at_});
   return delivered;
 }
 
-bool Process::send_to_child(int sig) noexcept {
+bool Process::send_to_child(int sig, bool answer) noexcept {
   // Before the send: a main process that has exited is a zombie, which a
-  // group kill "reaches" as well, and which must not count.
-  // Looked at before the send too: a SIGKILL leaves no one alive to find.
+  // group kill "reaches" as well, and which must not count; what else is in
+  // the group is looked at before the send too (a SIGKILL leaves no one
+  // alive to find), and only when the answer is wanted (a /proc scan).
   const bool main_exited = exit_shows();
-  const bool someone_alive = !main_exited || group_has_living_member(pid_);
+  const bool someone_alive = !main_exited || !answer || group_has_living_member(pid_);
   bool delivered = kill(-pid_, sig) == 0 && someone_alive;
   // A main process that left its group (setpgid, a shell doing job
   // control) is reached through its pidfd. Only then: one still in the

@@ -124,8 +124,10 @@ class Process {
   // pidfd. Returns true if it reached at least one living process (a group
   // holding only the exited main process's zombie reaches nobody).
   // Async-signal-safe; while the main process is unreaped (pid_ and the
-  // group id are still ours).
-  bool send_to_child(int sig) noexcept;
+  // group id are still ours). answer false: the caller does not need to
+  // know, and an exited main process's group is not scanned for a living
+  // member (the return value is then the kernel's word only).
+  bool send_to_child(int sig, bool answer = true) noexcept;
   // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when
