@@ -21,9 +21,12 @@ cleanup() {
   wait 2>/dev/null
   rm -rf "$scratch"
 }
+cmd_pid=
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# CMD runs in the background and is waited for, so that a signal to this
+# script is acted on at once (not after CMD ends) and ends CMD too.
+trap '[ -n "$cmd_pid" ] && kill -TERM "$cmd_pid" 2>/dev/null; exit 130' INT
+trap '[ -n "$cmd_pid" ] && kill -TERM "$cmd_pid" 2>/dev/null; exit 143' TERM
 
 for _ in $(seq "$n"); do
   bash -c 'while :; do :; done' &
@@ -37,6 +40,8 @@ done" &
 jobs_started+=($!)
 set +m
 
+"$@" &
+cmd_pid=$!
 status=0
-"$@" || status=$?
+wait "$cmd_pid" || status=$?
 exit "$status"
