@@ -304,7 +304,10 @@ void Process::handle_requests_locked() {
   if (ended()) return;
   if (bits & kResume) resume_held_back();
   if (ended()) return;
-  if ((bits & (kAbort | kInterrupt)) == 0) return;
+  if ((bits & (kAbort | kInterrupt)) == 0) {
+    if (bits & kRearm) arm_deadline();
+    return;
+  }
   // The exit race: a main process that already exited is not ended by us.
   if (lifecycle_ == Lifecycle::running && leader_exited_now()) {
     on_leader_exit();

@@ -266,7 +266,13 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
-      if (first_output_at_ == 0) first_output_at_ = last_activity_;
+      if (first_output_at_ == 0) {
+        first_output_at_ = last_activity_;
+        // The idle limit now applies, and may end sooner than the
+        // first-output deadline the loop armed: it arms the new one. (A
+        // deadline that only moves later is re-armed when the timer fires.)
+        if (first_output_timeout_ > 0 && idle_timeout_ > 0) request(kRearm);
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));

@@ -50,7 +50,9 @@ enum class TimeoutKind { idle, first_output, max_runtime };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
-enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8 };
+// kRearm: the deadline moved earlier than the one armed (the first byte
+// turned the first-output limit into a shorter idle limit).
+enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8, kRearm = 16 };
 
 struct SignalSent {
   int signal;
