@@ -1,17 +1,68 @@
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Child;
 use crate::error::{Error, Part, Result};
 use crate::output::Output;
+use crate::signal::Signal;
 
 #[derive(Clone, Debug)]
 enum Stdin {
     Null,
     Inherit,
+    Piped,
     Bytes(Vec<u8>),
+}
+
+/// Where a child's stdin comes from, in the manner of
+/// [`std::process::Stdio`], for [`Command::stdin`].
+///
+/// ```
+/// use std::io::Write;
+/// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+/// child.take_stdin().unwrap().write_all(b"hi")?;   // dropped: closed
+/// assert_eq!(child.wait()?.stdout, b"hi");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Stdio(Stdin);
+
+impl Stdio {
+    /// `/dev/null` (the default for stdin).
+    ///
+    /// ```
+    /// let out = sup::Command::new("cat").stdin(sup::Stdio::null()).run()?;
+    /// assert!(out.stdout.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn null() -> Stdio {
+        Stdio(Stdin::Null)
+    }
+
+    /// The host's own stdin.
+    ///
+    /// ```
+    /// assert!(sup::Command::new("true").stdin(sup::Stdio::inherit()).run()?.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn inherit() -> Stdio {
+        Stdio(Stdin::Inherit)
+    }
+
+    /// A pipe the host writes through [`Child::take_stdin`].
+    ///
+    /// ```
+    /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+    /// drop(child.take_stdin());                      // end of file at once
+    /// assert!(child.wait()?.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn piped() -> Stdio {
+        Stdio(Stdin::Piped)
+    }
 }
 
 /// A builder for a supervised child process, in the manner of
@@ -43,7 +94,7 @@ pub struct Command {
     idle_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
-    interrupt_signal: Option<i32>,
+    interrupt_signal: Option<Signal>,
     kill_on_timeout: bool,
     max_output_bytes: Option<u64>,
     backpressure_bytes: Option<u64>,
@@ -175,27 +226,21 @@ impl Command {
         self
     }
 
-    /// The child reads the host's stdin.
+    /// The child's stdin: [`Stdio::null()`] (the default),
+    /// [`Stdio::inherit()`], or [`Stdio::piped()`] to write it through
+    /// [`Child::take_stdin`].
     ///
     /// ```
-    /// let out = sup::Command::new("true").stdin_inherit().run()?;
-    /// assert!(out.success());
-    /// # Ok::<(), sup::Error>(())
+    /// use std::io::Write;
+    /// let child = sup::Command::new("tr").arg("a-z").arg("A-Z").stdin(sup::Stdio::piped()).spawn()?;
+    /// let mut stdin = child.take_stdin().unwrap();
+    /// stdin.write_all(b"shout")?;
+    /// drop(stdin);
+    /// assert_eq!(child.wait()?.stdout, b"SHOUT");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn stdin_inherit(&mut self) -> &mut Command {
-        self.stdin = Stdin::Inherit;
-        self
-    }
-
-    /// The child's stdin is `/dev/null` (the default).
-    ///
-    /// ```
-    /// let out = sup::Command::new("cat").stdin_null().run()?;
-    /// assert!(out.stdout.is_empty());
-    /// # Ok::<(), sup::Error>(())
-    /// ```
-    pub fn stdin_null(&mut self) -> &mut Command {
-        self.stdin = Stdin::Null;
+    pub fn stdin(&mut self, stdin: Stdio) -> &mut Command {
+        self.stdin = stdin.0;
         self
     }
 
@@ -241,17 +286,18 @@ impl Command {
         self
     }
 
-    /// The signal sent first on interrupt or timeout (default `SIGTERM`).
+    /// The signal sent first on interrupt or timeout (default `SIGTERM`): a
+    /// [`Signal`] or its number; one out of range fails the spawn.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(libc::SIGINT)
+    /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(sup::Signal::INT)
     ///     .max_runtime(Duration::from_millis(100)).run()?;
-    /// assert_eq!(out.signal, Some(libc::SIGINT));
+    /// assert_eq!(out.signal, Some(sup::Signal::INT));
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn interrupt_signal(&mut self, signal: i32) -> &mut Command {
-        self.interrupt_signal = Some(signal);
+    pub fn interrupt_signal<S: Into<Signal>>(&mut self, signal: S) -> &mut Command {
+        self.interrupt_signal = Some(signal.into());
         self
     }
 
@@ -262,7 +308,7 @@ impl Command {
     /// use std::time::Duration;
     /// let out = sup::Command::new("sleep").arg("30").kill_on_timeout(true)
     ///     .idle_timeout(Duration::from_millis(100)).run()?;
-    /// assert_eq!(out.signal, Some(libc::SIGKILL));
+    /// assert_eq!(out.signal, Some(sup::Signal::KILL));
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn kill_on_timeout(&mut self, kill: bool) -> &mut Command {
@@ -293,9 +339,9 @@ impl Command {
     /// use std::io::Read;
     /// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(4096).spawn()?;
     /// let mut all = Vec::new();
-    /// child.stdout_reader().read_to_end(&mut all).unwrap();
+    /// child.stdout().read_to_end(&mut all)?;
     /// assert_eq!(all.len(), 588895);
-    /// # Ok::<(), sup::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn backpressure_bytes(&mut self, n: u64) -> &mut Command {
         self.backpressure_bytes = Some(n);
@@ -305,6 +351,12 @@ impl Command {
     /// Starts the child. A program that cannot be started fails here: see
     /// [`Error::part`](crate::Error::part) and
     /// [`Error::kind`](crate::Error::kind).
+    ///
+    /// The call returns once the child has exec'd (or failed to): the
+    /// library's spawner thread clones it, and the caller waits for the
+    /// exec, normally well under a millisecond, but as long as a slow exec
+    /// takes (a program on a network file system). Async code that cannot
+    /// afford that uses [`spawn_async`](Command::spawn_async).
     ///
     /// ```
     /// let child = sup::Command::new("sleep").arg("30").spawn()?;
@@ -335,11 +387,34 @@ impl Command {
             return Err(Error::new(rc, Part::from_raw(part), detail));
         }
         let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
-        Ok(Child::from_raw(p))
+        Ok(Child::from_raw(p, matches!(self.stdin, Stdin::Piped)))
+    }
+
+    /// [`spawn`](Command::spawn) on tokio's blocking pool, so that a slow
+    /// exec does not hold up the runtime's thread. Dropping the future
+    /// before it is ready ends the child once it has started. Needs a tokio
+    /// runtime.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+    /// let child = sup::Command::new("echo").arg("hi").spawn_async().await?;
+    /// assert_eq!(child.wait_async().await?.stdout, b"hi\n");
+    /// # Ok::<(), sup::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn spawn_async(&self) -> Result<Child> {
+        let cmd = self.clone();
+        match tokio::task::spawn_blocking(move || cmd.spawn()).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(Error::new(sup_sys::SUP_ECANCELED, None, "spawn_async: the runtime is shutting down".into())),
+        }
     }
 
     /// Spawns and waits: [`spawn`](Command::spawn) then
-    /// [`Child::wait`](crate::Child::wait).
+    /// [`Child::wait`](crate::Child::wait). A piped stdin is closed at once.
     ///
     /// ```
     /// let out = sup::Command::new("true").run()?;
@@ -347,7 +422,11 @@ impl Command {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn run(&self) -> Result<Output> {
-        self.spawn()?.wait()
+        let child = self.spawn()?;
+        drop(child.take_stdin());
+        let out = child.wait()?;
+        drop(child);
+        Ok(Arc::try_unwrap(out).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// The JSON spec this command hands to the library (without NUL).
@@ -388,6 +467,7 @@ impl Command {
         match &self.stdin {
             Stdin::Null => {}
             Stdin::Inherit => s.extend_from_slice(b",\"stdin\":\"inherit\""),
+            Stdin::Piped => s.extend_from_slice(b",\"stdin\":\"pipe\""),
             Stdin::Bytes(data) => {
                 s.extend_from_slice(b",\"stdin\":{\"base64\":\"");
                 base64(&mut s, data);
@@ -408,7 +488,7 @@ impl Command {
         }
         if let Some(sig) = self.interrupt_signal {
             // A number the library validates ("spec: interrupt_signal: ...").
-            s.extend_from_slice(format!(",\"interrupt_signal\":{sig}").as_bytes());
+            s.extend_from_slice(format!(",\"interrupt_signal\":{}", sig.as_raw()).as_bytes());
         }
         if self.kill_on_timeout {
             s.extend_from_slice(b",\"on_timeout\":\"kill\"");
