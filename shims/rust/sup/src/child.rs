@@ -229,6 +229,34 @@ impl Child {
         }
     }
 
+    /// The library's result as JSON text (`sup_result`), for what
+    /// [`Output`] does not carry; built at the first call (the captured
+    /// streams escaped as text: costly for megabytes of output, which is why
+    /// [`wait`](Child::wait) does not build it). `Err` with code
+    /// `SUP_EBUSY` while the child runs.
+    ///
+    /// ```
+    /// let child = sup::Command::new("true").spawn()?;
+    /// child.wait()?;
+    /// assert!(child.json()?.contains("\"outcome\": \"exited\""));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn json(&self) -> Result<String> {
+        if !self.h.poll(0)? {
+            return Err(Error::from_code(sup_sys::SUP_EBUSY));
+        }
+        // Bytes handed out first stay where they are: sup_result then copies
+        // them into its text rather than moving them (see include/sup.h).
+        self.output()?;
+        // SAFETY: live handle; the text lives until sup_release, which cannot
+        // happen while &self exists; it is copied out here.
+        let text = unsafe { sup_sys::sup_result(self.raw()) };
+        if text.is_null() {
+            return Err(Error::from_code(sup_sys::SUP_ENOMEM));
+        }
+        Ok(unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    }
+
     /// The descriptor that becomes readable once the result is final, for
     /// event loops other than tokio's (owned by the child: do not read or
     /// close it; `dup` it to hand it over).

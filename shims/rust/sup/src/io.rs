@@ -144,8 +144,21 @@ impl OutputReader {
             }
             return Ok(Step::Read(n));
         }
-        // Final first, then read: bytes that land in between are not lost.
-        let final_ = self.h.poll(0)?;
+        let n = self.read_once(buf)?;
+        if n > 0 {
+            return Ok(Step::Read(n));
+        }
+        // Nothing new: final first, then read again, so that bytes which
+        // landed in between are not taken for the end.
+        if self.h.poll(0)? {
+            return self.read_once(buf).map(Step::Read);
+        }
+        Ok(Step::Wait)
+    }
+
+    /// One sup_output_read; a gap it jumped is an error, the bytes after it
+    /// kept for the next read.
+    fn read_once(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let before = self.pos;
         let mut n = 0usize;
         // SAFETY: live handle (shared); buf is valid for buf.len() bytes.
@@ -162,13 +175,7 @@ impl OutputReader {
             let gap = crate::Gap { at: before, skipped, stream: self.stream_name() };
             return Err(io::Error::other(gap));
         }
-        if n > 0 {
-            return Ok(Step::Read(n));
-        }
-        if final_ {
-            return Ok(Step::Read(0));
-        }
-        Ok(Step::Wait)
+        Ok(n)
     }
 
     fn output_fd(&self) -> io::Result<i32> {

@@ -147,7 +147,6 @@ pub struct SentSignal {
 /// assert_eq!((out.outcome, out.exit_code, out.signal), (sup::Outcome::Exited, Some(7), None));
 /// assert_eq!(out.stdout, b"out");
 /// assert_eq!(out.status().unwrap().code(), Some(7));
-/// assert!(out.json.contains("\"outcome\": \"exited\""));
 /// assert_eq!(out.to_string(), format!("exited with code 7 after {:.3} s", out.duration.as_secs_f64()));
 /// # Ok::<(), sup::Error>(())
 /// ```
@@ -184,8 +183,6 @@ pub struct Output {
     pub stdout_omitted: u64,
     /// Bytes of stderr written but not kept.
     pub stderr_omitted: u64,
-    /// The library's result JSON, verbatim.
-    pub json: String,
 }
 
 impl Output {
@@ -260,13 +257,8 @@ impl Output {
                 let n = sup_sys::sup_result_omitted_bytes(p, stream);
                 if n < 0 { Err(Error::from_code(n as i32)) } else { Ok(n as u64) }
             };
-            // The bytes first: sup_result then leaves them where they are.
             let stdout = bytes(sup_sys::SUP_STDOUT)?;
             let stderr = bytes(sup_sys::SUP_STDERR)?;
-            let json = sup_sys::sup_result(p);
-            if json.is_null() {
-                return Err(Error::from_code(sup_sys::SUP_ENOMEM));
-            }
             Ok(Output {
                 outcome,
                 exit_code,
@@ -281,7 +273,6 @@ impl Output {
                 stderr,
                 stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,
                 stderr_omitted: omitted(sup_sys::SUP_STDERR)?,
-                json: CStr::from_ptr(json).to_string_lossy().into_owned(),
             })
         }
     }
