@@ -3,7 +3,8 @@
 #   shims/rust/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
 # cargo's output goes to BUILD_DIR/rust-shim and BUILD_DIR/rust-shim-fresh.
 # Checks:
-# - clippy -D warnings on every target (with the tokio feature);
+# - clippy -D warnings on every target (with the tokio feature), and rustdoc
+#   -D warnings (broken links) without and with it;
 # - cargo test without and with the tokio feature (unit, integration and
 #   doctests), libsup found through the build dir's pkg-config file as a
 #   user's PKG_CONFIG_PATH would find it, linked dynamically;
@@ -39,8 +40,10 @@ rc=0
   export CARGO_TARGET_DIR=$build/rust-shim
   unset SUP_BUILD_DIR
   r=0
-  if cargo clippy -q --all-targets --features tokio -- -D warnings; then
-    echo "clippy: clean"
+  if cargo clippy -q --all-targets --features tokio -- -D warnings &&
+     RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps &&
+     RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --features tokio; then
+    echo "clippy and rustdoc: clean"
   else
     echo "clippy: 1 failed" | tee -a "$log"
     r=1

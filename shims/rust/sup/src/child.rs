@@ -87,7 +87,7 @@ impl Child {
     /// (and from several threads) and returns the same shared result.
     ///
     /// This blocks the calling thread; with the `tokio` feature,
-    /// [`wait_async`](Child::wait_async) does not.
+    /// `wait_async` (feature `tokio`) does not.
     ///
     /// ```
     /// let child = sup::Command::new("echo").arg("hi").spawn()?;

@@ -356,7 +356,7 @@ impl Command {
     /// library's spawner thread clones it, and the caller waits for the
     /// exec, normally well under a millisecond, but as long as a slow exec
     /// takes (a program on a network file system). Async code that cannot
-    /// afford that uses [`spawn_async`](Command::spawn_async).
+    /// afford that uses `spawn_async` (feature `tokio`).
     ///
     /// ```
     /// let child = sup::Command::new("sleep").arg("30").spawn()?;

@@ -333,6 +333,9 @@ fn child_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<sup::Child>();
     assert_send_sync::<sup::Error>();
+    fn assert_send<T: Send + 'static>() {}
+    assert_send::<sup::OutputReader>();
+    assert_send::<sup::ChildStdin>();
     assert!(sup::library_version() >= sup_sys::SUP_VERSION_NUMBER);
 }
 
