@@ -98,6 +98,7 @@ pub struct Command {
     kill_on_timeout: bool,
     max_output_bytes: Option<u64>,
     backpressure_bytes: Option<u64>,
+    tty_foreground: bool,
 }
 
 impl Command {
@@ -122,6 +123,7 @@ impl Command {
             kill_on_timeout: false,
             max_output_bytes: None,
             backpressure_bytes: None,
+            tty_foreground: false,
         }
     }
 
@@ -348,6 +350,25 @@ impl Command {
         self
     }
 
+    /// `true`: the child's process group becomes the foreground group of the
+    /// host's controlling terminal while it runs (an interactive child can
+    /// then read the terminal and get its Ctrl-C); the host's group gets it
+    /// back when the child ends. Needs [`Stdio::inherit()`] for stdin
+    /// (otherwise the spawn fails, [`Part::Spec`](crate::Part::Spec)).
+    /// Ignored when the host is not in the foreground. Default `false`.
+    ///
+    /// ```
+    /// let err = sup::Command::new("true").tty_foreground(true).spawn().unwrap_err();
+    /// assert_eq!(err.part(), Some(sup::Part::Spec));
+    /// let out = sup::Command::new("true").stdin(sup::Stdio::inherit()).tty_foreground(true).run()?;
+    /// assert!(out.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn tty_foreground(&mut self, on: bool) -> &mut Command {
+        self.tty_foreground = on;
+        self
+    }
+
     /// Starts the child. A program that cannot be started fails here: see
     /// [`Error::part`](crate::Error::part) and
     /// [`Error::kind`](crate::Error::kind).
@@ -501,6 +522,9 @@ impl Command {
         }
         if let Some(n) = self.backpressure_bytes {
             num("backpressure_bytes", n);
+        }
+        if self.tty_foreground {
+            s.extend_from_slice(b",\"tty_foreground\":true");
         }
         s.push(b'}');
         s
