@@ -283,6 +283,10 @@ pub struct ChildStdin {
     h: Arc<Handle>,
     #[cfg(feature = "tokio")]
     afd: Option<tokio::io::unix::AsyncFd<InputFd>>,
+    /// A `dup` of `sup_fd`: a full pipe whose reader outlived the child
+    /// never turns writable, but the result turning final ends the write.
+    #[cfg(feature = "tokio")]
+    final_fd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
 }
 
 /// The library's stdin descriptor, watched by tokio but not owned: a
@@ -303,6 +307,8 @@ impl ChildStdin {
             h,
             #[cfg(feature = "tokio")]
             afd: None,
+            #[cfg(feature = "tokio")]
+            final_fd: None,
         }
     }
 
@@ -321,7 +327,10 @@ impl ChildStdin {
     fn close(&mut self) -> io::Result<()> {
         // Unregister from the reactor before the descriptor is closed.
         #[cfg(feature = "tokio")]
-        drop(self.afd.take());
+        {
+            self.afd = None;
+            self.final_fd = None;
+        }
         // SAFETY: live handle.
         cvt(unsafe { sup_sys::sup_input_close(self.h.raw()) })?;
         Ok(())
@@ -394,13 +403,32 @@ impl tokio::io::AsyncWrite for ChildStdin {
                 // a share) outlives it.
                 let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(InputFd(fd), tokio::io::Interest::WRITABLE) }
                     .map_err(io::Error::from)?;
+                // SAFETY: live handle; sup_fd stays open while it lives.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(cvt(sup_sys::sup_fd(this.h.raw()))?) };
+                let owned = fd.try_clone_to_owned()?;
+                // SAFETY: the AsyncFd owns `owned` for its whole life.
+                let final_fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
+                    .map_err(io::Error::from)?;
                 this.afd = Some(afd);
+                this.final_fd = Some(final_fd);
             }
-            let afd = this.afd.as_ref().expect("registered above");
-            match afd.poll_write_ready(cx) {
-                Poll::Pending => return Poll::Pending,
+            let (afd, final_fd) = (this.afd.as_ref().expect("registered above"), this.final_fd.as_ref().expect("registered above"));
+            let room = match afd.poll_write_ready(cx) {
+                Poll::Pending => false,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(mut guard)) => guard.clear_ready(),
+                Poll::Ready(Ok(mut guard)) => {
+                    guard.clear_ready();
+                    true
+                }
+            };
+            // Final stays readable for good: no need to clear it.
+            let ended = match final_fd.poll_read_ready(cx) {
+                Poll::Pending => false,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(_)) => true,
+            };
+            if !room && !ended {
+                return Poll::Pending;
             }
         }
     }

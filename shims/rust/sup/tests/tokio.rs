@@ -149,3 +149,31 @@ fn async_reader_reports_a_gap_once_then_goes_on() {
         assert_eq!(got, child.wait().unwrap().stdout);
     });
 }
+
+#[test]
+fn a_write_to_a_full_pipe_ends_when_the_child_does() {
+    use tokio::io::AsyncWriteExt;
+    // The child ends after 0.5 s, but a process that left its group keeps the
+    // stdin pipe open and never reads it: the pipe fills and never turns
+    // writable again. The write must end with the result (BrokenPipe), not
+    // wait for the pipe.
+    let script = "exec 3<&0; setsid sleep 30 <&3 3<&- >/dev/null 2>&1 & echo $!; sleep 0.5";
+    for blocking in [false, true] {
+        let child = Command::new("sh").args(["-c", script]).stdin(sup::Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.take_stdin().unwrap();
+        let data = vec![b'x'; 1 << 20];
+        let t = Instant::now();
+        let err = if blocking {
+            std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data)).join().unwrap().unwrap_err()
+        } else {
+            rt().block_on(async { tokio::time::timeout(Duration::from_secs(30), stdin.write_all(&data)).await })
+                .expect("the write ended")
+                .unwrap_err()
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+        assert!(t.elapsed() < Duration::from_secs(20));
+        let out = child.wait().unwrap();
+        let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "the reader that left the group was still there");
+    }
+}
