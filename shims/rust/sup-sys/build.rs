@@ -22,7 +22,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 /// The oldest libsup whose ABI these declarations need.
-const MIN_VERSION: &str = "0.2";
+const MIN_VERSION: &str = "0.3";
 
 fn fail(msg: &str) -> ! {
     eprintln!("\nsup-sys: {msg}\n");

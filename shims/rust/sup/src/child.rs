@@ -8,6 +8,7 @@ use crate::error::{Error, Result, cvt};
 use crate::handle::Handle;
 use crate::io::{ChildStdin, OutputReader};
 use crate::output::Output;
+use crate::signal::Signal;
 
 /// A running (or finished) supervised child.
 ///
@@ -172,6 +173,27 @@ impl Child {
         cvt(unsafe { sup_sys::sup_abort(self.raw()) }).map(drop)
     }
 
+    /// Sends `sig` to the child's process group and main process (in a
+    /// cgroup, to its whole tree), from any thread; listed in
+    /// [`Output::signals_sent`], and the outcome stays what it would have
+    /// been (a child that dies of it is [`Signaled`](crate::Outcome::Signaled)).
+    /// Signal 0 sends nothing: it checks that the child still runs. `Err`
+    /// with code `SUP_ESRCH` once the result is final.
+    ///
+    /// ```
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// child.signal(0)?;                                  // still running
+    /// child.signal(sup::Signal::USR1)?;
+    /// let out = child.wait()?;
+    /// assert_eq!((out.outcome, out.signal), (sup::Outcome::Signaled, Some(sup::Signal::USR1)));
+    /// assert_eq!(child.signal(0).unwrap_err().code(), sup_sys::SUP_ESRCH);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn signal<S: Into<Signal>>(&self, sig: S) -> Result<()> {
+        // SAFETY: live handle; sup_signal is safe from any thread.
+        cvt(unsafe { sup_sys::sup_signal(self.raw(), sig.into().as_raw()) }).map(drop)
+    }
+
     /// A reader of the child's stdout from its first byte, as it is written
     /// (see [`OutputReader`]). Owned: it may move to another thread or task,
     /// and outlive the `Child`. Each call makes a new reader.
@@ -208,8 +230,8 @@ impl Child {
 
     /// Takes the writer of the child's stdin, when the command had
     /// [`.stdin(Stdio::piped())`](crate::Command::stdin): `Some` once, `None`
-    /// afterwards and for any other stdin. Dropping it closes the child's
-    /// stdin (it reads end of file).
+    /// afterwards and for any other stdin. Dropping it closes the child's stdin (it reads end
+    /// of file).
     ///
     /// ```
     /// use std::io::{Read, Write};

@@ -9,16 +9,47 @@ use crate::error::{Error, Part, Result};
 use crate::output::Output;
 use crate::signal::Signal;
 
-#[derive(Clone, Debug)]
-enum Stdin {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
     Null,
     Inherit,
     Piped,
+    Tee,
+    Stdout,
+}
+
+impl Route {
+    fn spec_name(self) -> &'static str {
+        match self {
+            Route::Null => "null",
+            Route::Inherit => "inherit",
+            Route::Piped => "pipe",
+            Route::Tee => "tee",
+            Route::Stdout => "stdout",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Stdin {
+    Route(Route),
     Bytes(Vec<u8>),
 }
 
-/// Where a child's stdin comes from, in the manner of
-/// [`std::process::Stdio`], for [`Command::stdin`].
+/// Where a child's stdin comes from or its stdout and stderr go, in the
+/// manner of [`std::process::Stdio`], for [`Command::stdin`],
+/// [`Command::stdout`] and [`Command::stderr`].
+///
+/// | | stdin | stdout, stderr |
+/// |---|---|---|
+/// | [`piped()`](Stdio::piped) | a pipe written through [`Child::take_stdin`] | captured and live-readable (the default) |
+/// | [`null()`](Stdio::null) | `/dev/null` (the default) | `/dev/null` |
+/// | [`inherit()`](Stdio::inherit) | the host's | the host's, not captured |
+/// | [`tee()`](Stdio::tee) | — | captured, and copied to the host's as it comes |
+/// | [`stdout()`](Stdio::stdout) | — | stderr only: into stdout's pipe, in write order |
+///
+/// A route that a stream does not take fails the spawn
+/// ([`Part::Spec`](crate::Part::Spec)).
 ///
 /// ```
 /// use std::io::Write;
@@ -28,7 +59,7 @@ enum Stdin {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct Stdio(Stdin);
+pub struct Stdio(Route);
 
 impl Stdio {
     /// `/dev/null` (the default for stdin).
@@ -39,20 +70,22 @@ impl Stdio {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn null() -> Stdio {
-        Stdio(Stdin::Null)
+        Stdio(Route::Null)
     }
 
-    /// The host's own stdin.
+    /// The host's own descriptor: sup does not capture or read it (its
+    /// bytes do not reset the idle clock).
     ///
     /// ```
     /// assert!(sup::Command::new("true").stdin(sup::Stdio::inherit()).run()?.success());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn inherit() -> Stdio {
-        Stdio(Stdin::Inherit)
+        Stdio(Route::Inherit)
     }
 
-    /// A pipe the host writes through [`Child::take_stdin`].
+    /// For stdin, a pipe the host writes through [`Child::take_stdin`]; for
+    /// stdout and stderr, sup's capture (the default).
     ///
     /// ```
     /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
@@ -61,7 +94,32 @@ impl Stdio {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn piped() -> Stdio {
-        Stdio(Stdin::Piped)
+        Stdio(Route::Piped)
+    }
+
+    /// stdout or stderr captured as with [`piped()`](Stdio::piped), every
+    /// byte also copied to the host's own stdout or stderr as it arrives.
+    ///
+    /// ```
+    /// let out = sup::Command::new("echo").arg("seen and kept").stdout(sup::Stdio::tee()).run()?;
+    /// assert_eq!(out.stdout, b"seen and kept\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn tee() -> Stdio {
+        Stdio(Route::Tee)
+    }
+
+    /// For stderr: the same pipe as stdout, so both streams arrive in
+    /// [`Output::stdout`] in the order they were written (as `2>&1`).
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo 1; echo 2 >&2; echo 3"])
+    ///     .stderr(sup::Stdio::stdout()).run()?;
+    /// assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"1\n2\n3\n"[..], &b""[..]));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdout() -> Stdio {
+        Stdio(Route::Stdout)
     }
 }
 
@@ -90,7 +148,11 @@ pub struct Command {
     argv: Vec<OsString>,
     cwd: Option<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
-    stdin: Stdin,
+    env_clear: bool,
+    stdin: Option<Stdin>,
+    stdout: Option<Route>,
+    stderr: Option<Route>,
+    first_output_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
@@ -115,7 +177,11 @@ impl Command {
             argv: vec![program.as_ref().to_owned()],
             cwd: None,
             env: Vec::new(),
-            stdin: Stdin::Null,
+            env_clear: false,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+            first_output_timeout: None,
             idle_timeout: None,
             max_runtime: None,
             grace: None,
@@ -224,7 +290,7 @@ impl Command {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn stdin_bytes(&mut self, data: Vec<u8>) -> &mut Command {
-        self.stdin = Stdin::Bytes(data);
+        self.stdin = Some(Stdin::Bytes(data));
         self
     }
 
@@ -242,7 +308,64 @@ impl Command {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stdin(&mut self, stdin: Stdio) -> &mut Command {
-        self.stdin = stdin.0;
+        self.stdin = Some(Stdin::Route(stdin.0));
+        self
+    }
+
+    /// Where the child's stdout goes (see [`Stdio`]): captured by default.
+    ///
+    /// ```
+    /// let out = sup::Command::new("echo").arg("discarded").stdout(sup::Stdio::null()).run()?;
+    /// assert!(out.stdout.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdout(&mut self, stdout: Stdio) -> &mut Command {
+        self.stdout = Some(stdout.0);
+        self
+    }
+
+    /// Where the child's stderr goes (see [`Stdio`]), [`Stdio::stdout()`]
+    /// included: captured by default.
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo gone >&2"]).stderr(sup::Stdio::null()).run()?;
+    /// assert!(out.stderr.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stderr(&mut self, stderr: Stdio) -> &mut Command {
+        self.stderr = Some(stderr.0);
+        self
+    }
+
+    /// Clears the child's environment: it gets only what
+    /// [`env`](Command::env) sets after this call (earlier settings are
+    /// dropped, as with std). The program is then searched in that
+    /// environment's `PATH`, or in `/bin:/usr/bin` when it sets none.
+    ///
+    /// ```
+    /// let out = sup::Command::new("env").env_clear().env("ONLY", "me").run()?;
+    /// assert_eq!(out.stdout, b"ONLY=me\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn env_clear(&mut self) -> &mut Command {
+        self.env.clear();
+        self.env_clear = true;
+        self
+    }
+
+    /// Ends the child (outcome [`IdleTimeout`](crate::Outcome::IdleTimeout),
+    /// [`Output::phase`] [`Phase::FirstOutput`](crate::Phase::FirstOutput))
+    /// when it has written no byte to stdout or stderr this long after it
+    /// started; the idle timeout then counts from its first byte.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(100)).run()?;
+    /// assert_eq!((out.outcome, out.phase), (sup::Outcome::IdleTimeout, Some(sup::Phase::FirstOutput)));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn first_output_timeout(&mut self, d: Duration) -> &mut Command {
+        self.first_output_timeout = Some(d);
         self
     }
 
@@ -408,7 +531,8 @@ impl Command {
             return Err(Error::new(rc, Part::from_raw(part), detail));
         }
         let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
-        Ok(Child::from_raw(p, matches!(self.stdin, Stdin::Piped)))
+        let writable = matches!(self.stdin, Some(Stdin::Route(Route::Piped)));
+        Ok(Child::from_raw(p, writable))
     }
 
     /// [`spawn`](Command::spawn) on tokio's blocking pool, so that a slow
@@ -485,16 +609,24 @@ impl Command {
             }
             s.push(b'}');
         }
+        if self.env_clear {
+            s.extend_from_slice(b",\"env_clear\":true");
+        }
         match &self.stdin {
-            Stdin::Null => {}
-            Stdin::Inherit => s.extend_from_slice(b",\"stdin\":\"inherit\""),
-            Stdin::Piped => s.extend_from_slice(b",\"stdin\":\"pipe\""),
-            Stdin::Bytes(data) => {
+            None => {}
+            Some(Stdin::Route(r)) => s.extend_from_slice(format!(",\"stdin\":\"{}\"", r.spec_name()).as_bytes()),
+            Some(Stdin::Bytes(data)) => {
                 s.extend_from_slice(b",\"stdin\":{\"base64\":\"");
                 base64(&mut s, data);
                 s.extend_from_slice(b"\"}");
             }
         }
+        for (key, route) in [("stdout", self.stdout), ("stderr", self.stderr)] {
+            if let Some(r) = route {
+                s.extend_from_slice(format!(",\"{key}\":\"{}\"", r.spec_name()).as_bytes());
+            }
+        }
+
         let mut num = |key: &str, v: u64| {
             s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
         };
@@ -503,6 +635,9 @@ impl Command {
         }
         if let Some(d) = self.max_runtime {
             num("max_runtime_ms", millis(d));
+        }
+        if let Some(d) = self.first_output_timeout {
+            num("first_output_timeout_ms", millis(d));
         }
         if let Some(d) = self.grace {
             num("grace_ms", millis(d));
@@ -595,6 +730,20 @@ mod tests {
         assert_eq!(millis(Duration::ZERO), 0);
         assert_eq!(millis(Duration::from_millis(1500)), 1500);
         assert_eq!(millis(Duration::MAX), i64::MAX as u64);
+    }
+
+    #[test]
+    fn spec_of_the_0_3_keys() {
+        let mut c = Command::new("x");
+        c.env("A", "1").env_clear().env("B", "2").stderr(Stdio::stdout()).stdout(Stdio::tee());
+        c.first_output_timeout(Duration::from_millis(5));
+        let spec = String::from_utf8(c.spec()).unwrap();
+        assert_eq!(
+            spec,
+            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","first_output_timeout_ms":5}"#
+        );
+        let spec = String::from_utf8(Command::new("x").stdin(Stdio::null()).spec()).unwrap();
+        assert_eq!(spec, r#"{"argv":["x"],"stdin":"null"}"#);
     }
 
     #[test]

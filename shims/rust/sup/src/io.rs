@@ -281,6 +281,7 @@ impl tokio::io::AsyncRead for OutputReader {
 /// ```
 pub struct ChildStdin {
     h: Arc<Handle>,
+    closed: bool,
     #[cfg(feature = "tokio")]
     afd: Option<tokio::io::unix::AsyncFd<InputFd>>,
     /// A `dup` of `sup_fd`: a full pipe whose reader outlived the child
@@ -305,6 +306,7 @@ impl ChildStdin {
     pub(crate) fn new(h: Arc<Handle>) -> ChildStdin {
         ChildStdin {
             h,
+            closed: false,
             #[cfg(feature = "tokio")]
             afd: None,
             #[cfg(feature = "tokio")]
@@ -324,7 +326,12 @@ impl ChildStdin {
         }
     }
 
-    fn close(&mut self) -> io::Result<()> {
+    /// One attempt at closing: `false` when the end of input does not fit
+    /// yet (the library's `SUP_EAGAIN`).
+    fn try_close(&mut self) -> io::Result<bool> {
+        if self.closed {
+            return Ok(true);
+        }
         // Unregister from the reactor before the descriptor is closed.
         #[cfg(feature = "tokio")]
         {
@@ -332,8 +339,87 @@ impl ChildStdin {
             self.final_fd = None;
         }
         // SAFETY: live handle.
-        cvt(unsafe { sup_sys::sup_input_close(self.h.raw()) })?;
+        match unsafe { sup_sys::sup_input_close(self.h.raw()) } {
+            sup_sys::SUP_EAGAIN if self.h.poll(0)? => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+            sup_sys::SUP_EAGAIN => Ok(false),
+            rc => {
+                cvt(rc)?;
+                self.closed = true;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Closes the child's stdin (it reads end of file); dropping the writer
+    /// does the same.
+    ///
+    /// ```
+    /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+    /// child.take_stdin().unwrap().close()?;
+    /// assert!(child.wait()?.success());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn close(mut self) -> io::Result<()> {
+        self.close_blocking()
+    }
+
+    fn close_blocking(&mut self) -> io::Result<()> {
+        while !self.try_close()? {
+            // SAFETY: live handle. Returns once there is room or the
+            // result is final.
+            cvt(unsafe { sup_sys::sup_input_wait(self.h.raw(), -1) })?;
+        }
         Ok(())
+    }
+
+    /// Registers the input descriptor and `sup_fd` with tokio's reactor.
+    #[cfg(feature = "tokio")]
+    fn register(&mut self) -> io::Result<()> {
+        if self.afd.is_some() {
+            return Ok(());
+        }
+        // SAFETY: live handle.
+        let fd = cvt(unsafe { sup_sys::sup_input_fd(self.h.raw()) })?;
+        // SAFETY: the library keeps this descriptor open until
+        // sup_input_close or sup_release; `try_close` drops the AsyncFd
+        // before sup_input_close, and the handle (this writer holds a share)
+        // outlives it.
+        let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(InputFd(fd), tokio::io::Interest::WRITABLE) }
+            .map_err(io::Error::from)?;
+        // SAFETY: live handle; sup_fd stays open while it lives.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(cvt(sup_sys::sup_fd(self.h.raw()))?) };
+        let owned = fd.try_clone_to_owned()?;
+        // SAFETY: the AsyncFd owns `owned` for its whole life.
+        let final_fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
+            .map_err(io::Error::from)?;
+        self.afd = Some(afd);
+        self.final_fd = Some(final_fd);
+        Ok(())
+    }
+
+    /// Ready when the input may have room, or the result is final (a
+    /// process that left the child's group may hold a full pipe without
+    /// reading it: it never turns writable, but the next write then fails).
+    #[cfg(feature = "tokio")]
+    fn poll_room(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        use std::task::Poll;
+        self.register()?;
+        let (afd, final_fd) = (self.afd.as_ref().expect("registered"), self.final_fd.as_ref().expect("registered"));
+        let room = match afd.poll_write_ready(cx) {
+            Poll::Pending => false,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Ready(Ok(mut guard)) => {
+                guard.clear_ready();
+                true
+            }
+        };
+        // Final stays readable for good: never cleared.
+        let ended = match final_fd.poll_read_ready(cx) {
+            Poll::Pending => false,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Ready(Ok(_)) => true,
+        };
+        if room || ended { Poll::Ready(Ok(())) } else { Poll::Pending }
     }
 }
 
@@ -394,41 +480,9 @@ impl tokio::io::AsyncWrite for ChildStdin {
             if let Some(n) = this.try_write(buf)? {
                 return Poll::Ready(Ok(n));
             }
-            if this.afd.is_none() {
-                // SAFETY: live handle.
-                let fd = cvt(unsafe { sup_sys::sup_input_fd(this.h.raw()) })?;
-                // SAFETY: the library keeps this descriptor open until
-                // sup_input_close or sup_release; `close` drops the AsyncFd
-                // before sup_input_close, and the handle (this writer holds
-                // a share) outlives it.
-                let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(InputFd(fd), tokio::io::Interest::WRITABLE) }
-                    .map_err(io::Error::from)?;
-                // SAFETY: live handle; sup_fd stays open while it lives.
-                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(cvt(sup_sys::sup_fd(this.h.raw()))?) };
-                let owned = fd.try_clone_to_owned()?;
-                // SAFETY: the AsyncFd owns `owned` for its whole life.
-                let final_fd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
-                    .map_err(io::Error::from)?;
-                this.afd = Some(afd);
-                this.final_fd = Some(final_fd);
-            }
-            let (afd, final_fd) = (this.afd.as_ref().expect("registered above"), this.final_fd.as_ref().expect("registered above"));
-            let room = match afd.poll_write_ready(cx) {
-                Poll::Pending => false,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(mut guard)) => {
-                    guard.clear_ready();
-                    true
-                }
-            };
-            // Final stays readable for good: no need to clear it.
-            let ended = match final_fd.poll_read_ready(cx) {
-                Poll::Pending => false,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(_)) => true,
-            };
-            if !room && !ended {
-                return Poll::Pending;
+            match this.poll_room(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => r?,
             }
         }
     }
@@ -437,13 +491,24 @@ impl tokio::io::AsyncWrite for ChildStdin {
         std::task::Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
-        std::task::Poll::Ready(self.get_mut().close())
+    /// Closes the child's stdin (it reads end of file).
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            if this.try_close()? {
+                return Poll::Ready(Ok(()));
+            }
+            match this.poll_room(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => r?,
+            }
+        }
     }
 }
 
 impl Drop for ChildStdin {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close_blocking();
     }
 }

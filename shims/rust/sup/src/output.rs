@@ -120,6 +120,23 @@ pub struct Rusage {
     pub max_rss_kb: u64,
 }
 
+/// Which limit an [`IdleTimeout`](Outcome::IdleTimeout) outcome hit.
+///
+/// ```
+/// use std::time::Duration;
+/// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(50)).run()?;
+/// assert_eq!(out.phase, Some(sup::Phase::Idle));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// No first byte within [`first_output_timeout`](crate::Command::first_output_timeout).
+    FirstOutput,
+    /// Silent for [`idle_timeout`](crate::Command::idle_timeout) after output.
+    Idle,
+}
+
 /// A signal sup sent to the child's group, and when.
 ///
 /// ```
@@ -174,6 +191,10 @@ pub struct Output {
     /// The signals sup sent to the group, in order (`SIGCONT` sent beside
     /// an interrupt signal is not listed).
     pub signals_sent: Vec<SentSignal>,
+    /// For an [`IdleTimeout`](Outcome::IdleTimeout): which limit fired;
+    /// `None` for other outcomes.
+    pub phase: Option<Phase>,
+
     /// The captured stdout, exactly as written (head and newest tail when
     /// more than `max_output_bytes` were written).
     pub stdout: Vec<u8>,
@@ -259,6 +280,11 @@ impl Output {
             };
             let stdout = bytes(sup_sys::SUP_STDOUT)?;
             let stderr = bytes(sup_sys::SUP_STDERR)?;
+            let phase = match cvt(sup_sys::sup_result_phase(p))? {
+                sup_sys::SUP_PHASE_FIRST_OUTPUT => Some(Phase::FirstOutput),
+                sup_sys::SUP_PHASE_IDLE => Some(Phase::Idle),
+                _ => None,
+            };
             Ok(Output {
                 outcome,
                 exit_code,
@@ -269,6 +295,7 @@ impl Output {
                 pid: sup_sys::sup_pid(p).max(0) as u32,
                 rusage: Rusage { user: ms_duration(user_ms), sys: ms_duration(sys_ms), max_rss_kb: rss.max(0) as u64 },
                 signals_sent,
+                phase,
                 stdout,
                 stderr,
                 stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,

@@ -80,43 +80,14 @@ impl Signal {
     /// assert_eq!(sup::Signal::from_raw(0).name(), None);
     /// ```
     pub fn name(self) -> Option<&'static str> {
-        names().get(usize::try_from(self.0).ok()?.checked_sub(1)?).map(String::as_str)
+        // SAFETY: any int; the result is NULL or a static NUL-terminated string.
+        let p = unsafe { sup_sys::sup_signal_name(self.0) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: static, NUL-terminated, ASCII.
+        unsafe { std::ffi::CStr::from_ptr(p) }.to_str().ok()
     }
-}
-
-/// Names for 1..=64, as bash prints them on Linux.
-fn names() -> &'static [String] {
-    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| {
-        let fixed = [
-            (libc::SIGHUP, "HUP"), (libc::SIGINT, "INT"), (libc::SIGQUIT, "QUIT"), (libc::SIGILL, "ILL"),
-            (libc::SIGTRAP, "TRAP"), (libc::SIGABRT, "ABRT"), (libc::SIGBUS, "BUS"), (libc::SIGFPE, "FPE"),
-            (libc::SIGKILL, "KILL"), (libc::SIGUSR1, "USR1"), (libc::SIGSEGV, "SEGV"), (libc::SIGUSR2, "USR2"),
-            (libc::SIGPIPE, "PIPE"), (libc::SIGALRM, "ALRM"), (libc::SIGTERM, "TERM"), (libc::SIGSTKFLT, "STKFLT"),
-            (libc::SIGCHLD, "CHLD"), (libc::SIGCONT, "CONT"), (libc::SIGSTOP, "STOP"), (libc::SIGTSTP, "TSTP"),
-            (libc::SIGTTIN, "TTIN"), (libc::SIGTTOU, "TTOU"), (libc::SIGURG, "URG"), (libc::SIGXCPU, "XCPU"),
-            (libc::SIGXFSZ, "XFSZ"), (libc::SIGVTALRM, "VTALRM"), (libc::SIGPROF, "PROF"), (libc::SIGWINCH, "WINCH"),
-            (libc::SIGIO, "IO"), (libc::SIGPWR, "PWR"), (libc::SIGSYS, "SYS"),
-        ];
-        let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
-        (1..=64)
-            .map(|n| {
-                if let Some((_, name)) = fixed.iter().find(|(s, _)| *s == n) {
-                    format!("SIG{name}")
-                } else if (min..=max).contains(&n) {
-                    let (from_min, to_max) = (n - min, max - n);
-                    match (from_min, to_max) {
-                        (0, _) => "SIGRTMIN".to_string(),
-                        (_, 0) => "SIGRTMAX".to_string(),
-                        _ if from_min <= (max - min) / 2 => format!("SIGRTMIN+{from_min}"),
-                        _ => format!("SIGRTMAX-{to_max}"),
-                    }
-                } else {
-                    format!("SIG{n}")
-                }
-            })
-            .collect()
-    })
 }
 
 impl From<i32> for Signal {

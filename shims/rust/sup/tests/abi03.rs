@@ -1,0 +1,84 @@
+//! What libsup 0.3 adds, as users of sup::Command reach it: stdout and
+//! stderr routing, signals to the child, a first-output timeout, a cleared
+//! environment.
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use sup::{Command, Outcome, Part, Phase, Signal, Stdio};
+
+fn sh(script: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(script);
+    c
+}
+
+#[test]
+fn stdout_and_stderr_routes() {
+    let out = sh("echo 1; echo 2 >&2; echo 3; echo 4 >&2").stderr(Stdio::stdout()).run().unwrap();
+    assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"1\n2\n3\n4\n"[..], &b""[..]));
+
+    let out = sh("echo out; echo err >&2").stdout(Stdio::null()).run().unwrap();
+    assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b""[..], &b"err\n"[..]));
+
+    let out = sh("echo out; echo err >&2").stdout(Stdio::tee()).stderr(Stdio::null()).run().unwrap();
+    assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out\n"[..], &b""[..]));
+
+    // sup reads neither stream: an idle timeout could never be reset.
+    let e = Command::new("true").stdout(Stdio::null()).stderr(Stdio::null()).idle_timeout(Duration::from_secs(1)).spawn().unwrap_err();
+    assert_eq!((e.code(), e.part()), (sup_sys::SUP_EINVAL, Some(Part::Spec)), "{e}");
+    assert!(e.detail().contains("idle_timeout_ms"), "{e}");
+    // A route a stream does not take.
+    let e = Command::new("true").stdout(Stdio::stdout()).spawn().unwrap_err();
+    assert_eq!(e.part(), Some(Part::Spec), "{e}");
+    let e = Command::new("true").stdin(Stdio::tee()).spawn().unwrap_err();
+    assert_eq!(e.part(), Some(Part::Spec), "{e}");
+}
+
+#[test]
+fn signal_reaches_the_child_and_leaves_the_outcome_alone() {
+    let child = sh("trap 'echo got USR1; exit 0' USR1; echo ready; while :; do sleep 0.05; done").spawn().unwrap();
+    let mut ready = [0u8; 6];
+    child.stdout().read_exact(&mut ready).unwrap();
+    child.signal(0).unwrap(); // alive
+    child.signal(Signal::USR1).unwrap();
+    let out = child.wait().unwrap();
+    assert_eq!((out.outcome, out.exit_code), (Outcome::Exited, Some(0)), "{out}");
+    assert_eq!(out.stdout, b"ready\ngot USR1\n");
+    assert_eq!(out.signals_sent.iter().map(|s| s.signal).collect::<Vec<_>>(), [Signal::USR1]);
+    assert_eq!(child.signal(0).unwrap_err().code(), sup_sys::SUP_ESRCH);
+    assert_eq!(Command::new("sleep").arg("30").spawn().unwrap().signal(65).unwrap_err().code(), sup_sys::SUP_EINVAL);
+}
+
+#[test]
+fn first_output_timeout_then_idle_timeout() {
+    let t = Instant::now();
+    let out = Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(200)).run().unwrap();
+    assert_eq!((out.outcome, out.phase), (Outcome::IdleTimeout, Some(Phase::FirstOutput)), "{out}");
+    assert!(t.elapsed() >= Duration::from_millis(200));
+
+    // The first byte came: the idle limit is the one that fires, and never
+    // before 200 ms of silence after it.
+    let out = sh("sleep 0.3; echo first; exec sleep 30")
+        .first_output_timeout(Duration::from_secs(3))
+        .idle_timeout(Duration::from_millis(200))
+        .run()
+        .unwrap();
+    eprintln!("first byte at 0.3 s, idle 200 ms: {out}");
+    assert_eq!((out.outcome, out.phase), (Outcome::IdleTimeout, Some(Phase::Idle)), "{out}");
+    assert_eq!(out.stdout, b"first\n");
+    assert!(out.duration >= Duration::from_millis(500), "{out}");
+
+    let out = sh("echo quick").first_output_timeout(Duration::from_secs(20)).run().unwrap();
+    assert_eq!((out.outcome, out.phase), (Outcome::Exited, None));
+}
+
+#[test]
+fn env_clear_leaves_only_what_is_set() {
+    let out = Command::new("env").env("GONE", "x").env_clear().env("ONLY", "me").run().unwrap();
+    assert_eq!(out.stdout, b"ONLY=me\n");
+    // The program is looked up in the child's PATH, /bin:/usr/bin without one.
+    let e = Command::new("sup-no-such-tool").env_clear().spawn().unwrap_err();
+    assert!(e.is_program_not_found(), "{e}");
+    let out = Command::new("sh").args(["-c", "echo $PATH"]).env_clear().env("PATH", "/usr/bin").run().unwrap();
+    assert_eq!(out.stdout, b"/usr/bin\n");
+}
