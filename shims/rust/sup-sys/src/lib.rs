@@ -57,6 +57,9 @@ pub const SUP_EPIPE: c_int = -32;
 pub const SUP_ENOSYS: c_int = -38;
 /// No such value (exit code of a signaled child, ...).
 pub const SUP_ENODATA: c_int = -61;
+/// Not available here: "contain": "cgroup" without a writable cgroup v2
+/// hierarchy.
+pub const SUP_ENOTSUP: c_int = -95;
 /// sup_release was called while this call waited.
 pub const SUP_ECANCELED: c_int = -125;
 /// A bug in sup.
@@ -97,6 +100,11 @@ pub const SUP_PHASE_NONE: c_int = 0;
 pub const SUP_PHASE_FIRST_OUTPUT: c_int = 1;
 /// idle_timeout_ms fired after output.
 pub const SUP_PHASE_IDLE: c_int = 2;
+
+/// Contained by its process group.
+pub const SUP_CONTAIN_GROUP: c_int = 1;
+/// Contained by a cgroup v2 of its own.
+pub const SUP_CONTAIN_CGROUP: c_int = 2;
 
 /// A buffer of this size always holds sup_spawn_ex's whole detail.
 pub const SUP_ERRBUF_SIZE: usize = 4096;
@@ -149,6 +157,9 @@ pub const DECLARATIONS: &[(&str, &str, &[&str])] = &[
     ("sup_signal_name", "const char *", &["int"]),
     ("sup_signal", "int", &["sup_proc *", "int"]),
     ("sup_result_phase", "int", &["sup_proc *"]),
+    ("sup_result_contained", "int", &["sup_proc *"]),
+    ("sup_result_leftovers_ended", "int64_t", &["sup_proc *"]),
+    ("sup_result_tree_cpu", "int", &["sup_proc *", "double *", "double *"]),
 ];
 
 // Keep one declaration per line in this block: tests/header.rs reads it.
@@ -188,4 +199,7 @@ unsafe extern "C" {
     pub fn sup_signal_name(sig: c_int) -> *const c_char;
     pub fn sup_signal(p: *mut sup_proc, sig: c_int) -> c_int;
     pub fn sup_result_phase(p: *mut sup_proc) -> c_int;
+    pub fn sup_result_contained(p: *mut sup_proc) -> c_int;
+    pub fn sup_result_leftovers_ended(p: *mut sup_proc) -> i64;
+    pub fn sup_result_tree_cpu(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double) -> c_int;
 }

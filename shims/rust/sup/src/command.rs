@@ -123,6 +123,37 @@ impl Stdio {
     }
 }
 
+/// How a child's process tree is contained, for [`Command::contain`].
+///
+/// ```
+/// let out = sup::Command::new("true").contain(sup::Contain::Auto).run()?;
+/// assert!(matches!(out.contained, sup::Contain::Group | sup::Contain::Cgroup));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Contain {
+    /// Its process group (the default): what leaves the group (`setsid`,
+    /// `setpgid`) is beyond sup's signals.
+    Group,
+    /// A cgroup v2 of its own: every process it ever started, whatever its
+    /// group or session; the spawn fails (`SUP_ENOTSUP`) where no writable
+    /// cgroup v2 hierarchy is available.
+    Cgroup,
+    /// A cgroup where one can be made, else the process group.
+    Auto,
+}
+
+impl Contain {
+    fn spec_name(self) -> &'static str {
+        match self {
+            Contain::Group => "group",
+            Contain::Cgroup => "cgroup",
+            Contain::Auto => "auto",
+        }
+    }
+}
+
 /// A builder for a supervised child process, in the manner of
 /// [`std::process::Command`].
 ///
@@ -153,6 +184,8 @@ pub struct Command {
     stdout: Option<Route>,
     stderr: Option<Route>,
     first_output_timeout: Option<Duration>,
+    contain: Option<Contain>,
+    cgroup_parent: Option<OsString>,
     idle_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
@@ -182,6 +215,8 @@ impl Command {
             stdout: None,
             stderr: None,
             first_output_timeout: None,
+            contain: None,
+            cgroup_parent: None,
             idle_timeout: None,
             max_runtime: None,
             grace: None,
@@ -366,6 +401,33 @@ impl Command {
     /// ```
     pub fn first_output_timeout(&mut self, d: Duration) -> &mut Command {
         self.first_output_timeout = Some(d);
+        self
+    }
+
+    /// How the child's process tree is contained (see [`Contain`]); default
+    /// [`Contain::Group`].
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").contain(sup::Contain::Group).run()?;
+    /// assert_eq!(out.contained, sup::Contain::Group);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn contain(&mut self, how: Contain) -> &mut Command {
+        self.contain = Some(how);
+        self
+    }
+
+    /// The cgroup v2 directory under which [`Contain::Cgroup`] makes the
+    /// child's cgroup (default: the environment's `SUP_CGROUP_PARENT`, else
+    /// one the library finds).
+    ///
+    /// ```
+    /// let err = sup::Command::new("true").contain(sup::Contain::Cgroup)
+    ///     .cgroup_parent("/no/such/cgroup").spawn().unwrap_err();
+    /// assert!(err.detail().contains("/no/such/cgroup"), "{err}");
+    /// ```
+    pub fn cgroup_parent<P: AsRef<std::path::Path>>(&mut self, dir: P) -> &mut Command {
+        self.cgroup_parent = Some(dir.as_ref().as_os_str().to_owned());
         self
     }
 
@@ -626,6 +688,13 @@ impl Command {
                 s.extend_from_slice(format!(",\"{key}\":\"{}\"", r.spec_name()).as_bytes());
             }
         }
+        if let Some(how) = self.contain {
+            s.extend_from_slice(format!(",\"contain\":\"{}\"", how.spec_name()).as_bytes());
+        }
+        if let Some(dir) = &self.cgroup_parent {
+            s.extend_from_slice(b",\"cgroup_parent\":");
+            json_str(&mut s, dir.as_bytes());
+        }
 
         let mut num = |key: &str, v: u64| {
             s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
@@ -736,11 +805,11 @@ mod tests {
     fn spec_of_the_0_3_keys() {
         let mut c = Command::new("x");
         c.env("A", "1").env_clear().env("B", "2").stderr(Stdio::stdout()).stdout(Stdio::tee());
-        c.first_output_timeout(Duration::from_millis(5));
+        c.first_output_timeout(Duration::from_millis(5)).contain(Contain::Auto).cgroup_parent("/sys/fs/cgroup/x");
         let spec = String::from_utf8(c.spec()).unwrap();
         assert_eq!(
             spec,
-            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","first_output_timeout_ms":5}"#
+            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","contain":"auto","cgroup_parent":"/sys/fs/cgroup/x","first_output_timeout_ms":5}"#
         );
         let spec = String::from_utf8(Command::new("x").stdin(Stdio::null()).spec()).unwrap();
         assert_eq!(spec, r#"{"argv":["x"],"stdin":"null"}"#);

@@ -4,6 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use crate::command::Contain;
 use crate::error::{Error, Result, cvt};
 use crate::handle::Handle;
 use crate::signal::Signal;
@@ -137,6 +138,22 @@ pub enum Phase {
     Idle,
 }
 
+/// CPU time, in user mode and in the kernel.
+///
+/// ```
+/// let out = sup::Command::new("true").run()?;
+/// assert_eq!(out.tree_cpu.is_some(), out.contained == sup::Contain::Cgroup);
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CpuTime {
+    /// In user mode.
+    pub user: Duration,
+    /// In the kernel.
+    pub sys: Duration,
+}
+
 /// A signal sup sent to the child's group, and when.
 ///
 /// ```
@@ -194,6 +211,17 @@ pub struct Output {
     /// For an [`IdleTimeout`](Outcome::IdleTimeout): which limit fired;
     /// `None` for other outcomes.
     pub phase: Option<Phase>,
+    /// How the tree was contained: [`Contain::Group`] or
+    /// [`Contain::Cgroup`] (an [`Auto`](Contain::Auto) that fell back says
+    /// `Group`).
+    pub contained: Contain,
+    /// In a cgroup: the processes of the tree still alive when the main
+    /// process had ended, which sup then killed; `None` in group mode.
+    pub leftovers_ended: Option<u64>,
+    /// In a cgroup: the CPU time of the whole tree (where
+    /// [`rusage`](Output::rusage) has the main process's only); `None` in
+    /// group mode.
+    pub tree_cpu: Option<CpuTime>,
 
     /// The captured stdout, exactly as written (head and newest tail when
     /// more than `max_output_bytes` were written).
@@ -285,6 +313,23 @@ impl Output {
                 sup_sys::SUP_PHASE_IDLE => Some(Phase::Idle),
                 _ => None,
             };
+            let contained = match cvt(sup_sys::sup_result_contained(p))? {
+                sup_sys::SUP_CONTAIN_CGROUP => Contain::Cgroup,
+                _ => Contain::Group,
+            };
+            let leftovers_ended = match sup_sys::sup_result_leftovers_ended(p) {
+                n if n >= 0 => Some(n as u64),
+                n if n == i64::from(sup_sys::SUP_ENODATA) => None,
+                n => return Err(Error::from_code(n as i32)),
+            };
+            let (mut tree_user, mut tree_sys) = (0.0f64, 0.0f64);
+            let tree_cpu = match sup_sys::sup_result_tree_cpu(p, &mut tree_user, &mut tree_sys) {
+                sup_sys::SUP_ENODATA => None,
+                rc => {
+                    cvt(rc)?;
+                    Some(CpuTime { user: ms_duration(tree_user), sys: ms_duration(tree_sys) })
+                }
+            };
             Ok(Output {
                 outcome,
                 exit_code,
@@ -296,6 +341,9 @@ impl Output {
                 rusage: Rusage { user: ms_duration(user_ms), sys: ms_duration(sys_ms), max_rss_kb: rss.max(0) as u64 },
                 signals_sent,
                 phase,
+                contained,
+                leftovers_ended,
+                tree_cpu,
                 stdout,
                 stderr,
                 stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,

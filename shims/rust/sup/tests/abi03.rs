@@ -1,10 +1,10 @@
 //! What libsup 0.3 adds, as users of sup::Command reach it: stdout and
-//! stderr routing, signals to the child, a first-output timeout, a cleared
-//! environment.
+//! stderr routing, signals to the child, a first-output timeout, containment
+//! in a cgroup, a cleared environment.
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use sup::{Command, Outcome, Part, Phase, Signal, Stdio};
+use sup::{Command, Contain, Outcome, Part, Phase, Signal, Stdio};
 
 fn sh(script: &str) -> Command {
     let mut c = Command::new("sh");
@@ -70,6 +70,29 @@ fn first_output_timeout_then_idle_timeout() {
 
     let out = sh("echo quick").first_output_timeout(Duration::from_secs(20)).run().unwrap();
     assert_eq!((out.outcome, out.phase), (Outcome::Exited, None));
+}
+
+#[test]
+fn containment_is_reported() {
+    let out = Command::new("true").run().unwrap();
+    assert_eq!((out.contained, out.leftovers_ended, out.tree_cpu), (Contain::Group, None, None));
+
+    // A cgroup where the host allows one; "auto" falls back to the group.
+    let script = "setsid sleep 30 >/dev/null 2>&1 & i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
+    match sh(script).contain(Contain::Cgroup).run() {
+        Ok(out) => {
+            assert_eq!(out.contained, Contain::Cgroup);
+            assert_eq!(out.leftovers_ended, Some(1), "the setsid sleep, beyond the group, ended with the tree");
+            assert!(out.tree_cpu.unwrap().user + out.tree_cpu.unwrap().sys > Duration::ZERO, "{out:?}");
+            eprintln!("cgroup: {out}");
+        }
+        Err(e) => {
+            assert_eq!(e.code(), sup_sys::SUP_ENOTSUP, "{e}");
+            eprintln!("no cgroup here: {e}");
+            let out = Command::new("true").contain(Contain::Auto).run().unwrap();
+            assert_eq!(out.contained, Contain::Group);
+        }
+    }
 }
 
 #[test]
