@@ -25,7 +25,7 @@ pub const SUP_OK: c_int = 0;
 pub const SUP_EPERM: c_int = -1;
 /// argv\[0\] not found, or a path in the spec does not exist.
 pub const SUP_ENOENT: c_int = -2;
-/// sup_signal: the result is final (the child is gone).
+/// sup_signal / sup_pty_resize: the result is final (the child is gone).
 pub const SUP_ESRCH: c_int = -3;
 /// argv plus environment too large for exec.
 pub const SUP_E2BIG: c_int = -7;
@@ -51,6 +51,8 @@ pub const SUP_EISDIR: c_int = -21;
 pub const SUP_EINVAL: c_int = -22;
 /// The host is out of file descriptors.
 pub const SUP_EMFILE: c_int = -24;
+/// "pty": no pseudo-terminal left.
+pub const SUP_ENOSPC: c_int = -28;
 /// The child closed its stdin or ended.
 pub const SUP_EPIPE: c_int = -32;
 /// The kernel lacks pidfd / CLONE_PIDFD support.
@@ -58,7 +60,7 @@ pub const SUP_ENOSYS: c_int = -38;
 /// No such value (exit code of a signaled child, ...).
 pub const SUP_ENODATA: c_int = -61;
 /// Not available here: "contain": "cgroup" without a writable cgroup v2
-/// hierarchy.
+/// hierarchy; sup_pty_resize on a child without a pty.
 pub const SUP_ENOTSUP: c_int = -95;
 /// sup_release was called while this call waited.
 pub const SUP_ECANCELED: c_int = -125;
@@ -157,6 +159,7 @@ pub const DECLARATIONS: &[(&str, &str, &[&str])] = &[
     ("sup_signal_name", "const char *", &["int"]),
     ("sup_signal", "int", &["sup_proc *", "int"]),
     ("sup_result_phase", "int", &["sup_proc *"]),
+    ("sup_pty_resize", "int", &["sup_proc *", "int", "int"]),
     ("sup_result_contained", "int", &["sup_proc *"]),
     ("sup_result_leftovers_ended", "int64_t", &["sup_proc *"]),
     ("sup_result_tree_cpu", "int", &["sup_proc *", "double *", "double *"]),
@@ -199,6 +202,7 @@ unsafe extern "C" {
     pub fn sup_signal_name(sig: c_int) -> *const c_char;
     pub fn sup_signal(p: *mut sup_proc, sig: c_int) -> c_int;
     pub fn sup_result_phase(p: *mut sup_proc) -> c_int;
+    pub fn sup_pty_resize(p: *mut sup_proc, rows: c_int, cols: c_int) -> c_int;
     pub fn sup_result_contained(p: *mut sup_proc) -> c_int;
     pub fn sup_result_leftovers_ended(p: *mut sup_proc) -> i64;
     pub fn sup_result_tree_cpu(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double) -> c_int;

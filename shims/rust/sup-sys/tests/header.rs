@@ -172,7 +172,7 @@ fn constants_match_header() {
     use sup_sys::*;
     let ours: &[(&str, i64)] = &[
         ("SUP_OK", SUP_OK as i64), ("SUP_EPERM", SUP_EPERM as i64), ("SUP_ENOENT", SUP_ENOENT as i64),
-        ("SUP_ESRCH", SUP_ESRCH as i64), ("SUP_ENOTSUP", SUP_ENOTSUP as i64),
+        ("SUP_ESRCH", SUP_ESRCH as i64), ("SUP_ENOTSUP", SUP_ENOTSUP as i64), ("SUP_ENOSPC", SUP_ENOSPC as i64),
         ("SUP_CONTAIN_GROUP", SUP_CONTAIN_GROUP as i64), ("SUP_CONTAIN_CGROUP", SUP_CONTAIN_CGROUP as i64),
         ("SUP_PHASE_NONE", SUP_PHASE_NONE as i64), ("SUP_PHASE_FIRST_OUTPUT", SUP_PHASE_FIRST_OUTPUT as i64),
         ("SUP_PHASE_IDLE", SUP_PHASE_IDLE as i64),

@@ -194,6 +194,23 @@ impl Child {
         cvt(unsafe { sup_sys::sup_signal(self.raw(), sig.into().as_raw()) }).map(drop)
     }
 
+    /// Sets the size of the child's terminal ([`Command::pty`]); the child
+    /// gets `SIGWINCH`. `Err` with code `SUP_ENOTSUP` without a pty,
+    /// `SUP_ESRCH` once the result is final, `SUP_EINVAL` for 0.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let child = sup::Command::new("sh").args(["-c", "read _; stty size"]).pty(24, 80).spawn()?;
+    /// child.resize(50, 132)?;
+    /// writeln!(child.take_stdin().unwrap(), "go")?;
+    /// assert!(child.wait()?.stdout.ends_with(b"50 132\r\n"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resize(&self, rows: u16, cols: u16) -> Result<()> {
+        // SAFETY: live handle.
+        cvt(unsafe { sup_sys::sup_pty_resize(self.raw(), i32::from(rows), i32::from(cols)) }).map(drop)
+    }
+
     /// A reader of the child's stdout from its first byte, as it is written
     /// (see [`OutputReader`]). Owned: it may move to another thread or task,
     /// and outlive the `Child`. Each call makes a new reader.
@@ -229,8 +246,9 @@ impl Child {
     }
 
     /// Takes the writer of the child's stdin, when the command had
-    /// [`.stdin(Stdio::piped())`](crate::Command::stdin): `Some` once, `None`
-    /// afterwards and for any other stdin. Dropping it closes the child's stdin (it reads end
+    /// [`.stdin(Stdio::piped())`](crate::Command::stdin) or a
+    /// [`pty`](crate::Command::pty): `Some` once, `None` afterwards and for
+    /// any other stdin. Dropping it closes the child's stdin (it reads end
     /// of file).
     ///
     /// ```

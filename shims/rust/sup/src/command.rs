@@ -183,6 +183,7 @@ pub struct Command {
     stdin: Option<Stdin>,
     stdout: Option<Route>,
     stderr: Option<Route>,
+    pty: Option<(u16, u16)>,
     first_output_timeout: Option<Duration>,
     contain: Option<Contain>,
     cgroup_parent: Option<OsString>,
@@ -214,6 +215,7 @@ impl Command {
             stdin: None,
             stdout: None,
             stderr: None,
+            pty: None,
             first_output_timeout: None,
             contain: None,
             cgroup_parent: None,
@@ -369,6 +371,26 @@ impl Command {
     /// ```
     pub fn stderr(&mut self, stderr: Stdio) -> &mut Command {
         self.stderr = Some(stderr.0);
+        self
+    }
+
+    /// Runs the child on a new pseudo-terminal of `rows` x `cols` (each
+    /// 1..=65535): its stdin, stdout and stderr are the terminal, which is
+    /// its controlling terminal, and it leads a session of its own. What it
+    /// writes is the stdout stream (with the terminal's `\r\n`; stderr stays
+    /// empty); [`Child::take_stdin`] types into it (echoed, `\x03` is a
+    /// Ctrl-C; dropping the writer sends end of input, Ctrl-D) and
+    /// [`Child::resize`] changes its size. Not with
+    /// [`stdin`](Command::stdin), [`stdout`](Command::stdout) or
+    /// [`stderr`](Command::stderr).
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "test -t 0 && stty size"]).pty(30, 100).run()?;
+    /// assert_eq!(out.stdout, b"30 100\r\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn pty(&mut self, rows: u16, cols: u16) -> &mut Command {
+        self.pty = Some((rows, cols));
         self
     }
 
@@ -593,7 +615,7 @@ impl Command {
             return Err(Error::new(rc, Part::from_raw(part), detail));
         }
         let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
-        let writable = matches!(self.stdin, Some(Stdin::Route(Route::Piped)));
+        let writable = self.pty.is_some() || matches!(self.stdin, Some(Stdin::Route(Route::Piped)));
         Ok(Child::from_raw(p, writable))
     }
 
@@ -687,6 +709,9 @@ impl Command {
             if let Some(r) = route {
                 s.extend_from_slice(format!(",\"{key}\":\"{}\"", r.spec_name()).as_bytes());
             }
+        }
+        if let Some((rows, cols)) = self.pty {
+            s.extend_from_slice(format!(",\"pty\":{{\"rows\":{rows},\"cols\":{cols}}}").as_bytes());
         }
         if let Some(how) = self.contain {
             s.extend_from_slice(format!(",\"contain\":\"{}\"", how.spec_name()).as_bytes());
@@ -804,12 +829,12 @@ mod tests {
     #[test]
     fn spec_of_the_0_3_keys() {
         let mut c = Command::new("x");
-        c.env("A", "1").env_clear().env("B", "2").stderr(Stdio::stdout()).stdout(Stdio::tee());
+        c.env("A", "1").env_clear().env("B", "2").stderr(Stdio::stdout()).stdout(Stdio::tee()).pty(30, 100);
         c.first_output_timeout(Duration::from_millis(5)).contain(Contain::Auto).cgroup_parent("/sys/fs/cgroup/x");
         let spec = String::from_utf8(c.spec()).unwrap();
         assert_eq!(
             spec,
-            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","contain":"auto","cgroup_parent":"/sys/fs/cgroup/x","first_output_timeout_ms":5}"#
+            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","pty":{"rows":30,"cols":100},"contain":"auto","cgroup_parent":"/sys/fs/cgroup/x","first_output_timeout_ms":5}"#
         );
         let spec = String::from_utf8(Command::new("x").stdin(Stdio::null()).spec()).unwrap();
         assert_eq!(spec, r#"{"argv":["x"],"stdin":"null"}"#);

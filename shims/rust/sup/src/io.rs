@@ -326,8 +326,8 @@ impl ChildStdin {
         }
     }
 
-    /// One attempt at closing: `false` when the end of input does not fit
-    /// yet (the library's `SUP_EAGAIN`).
+    /// One attempt at closing: `false` when a terminal's input queue has no
+    /// room for the end of input yet.
     fn try_close(&mut self) -> io::Result<bool> {
         if self.closed {
             return Ok(true);
@@ -350,8 +350,9 @@ impl ChildStdin {
         }
     }
 
-    /// Closes the child's stdin (it reads end of file); dropping the writer
-    /// does the same.
+    /// Closes the child's stdin (it reads end of file), waiting, with a
+    /// [`pty`](crate::Command::pty) whose input queue is full, until the end
+    /// of input fits; dropping the writer does the same.
     ///
     /// ```
     /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
@@ -491,7 +492,9 @@ impl tokio::io::AsyncWrite for ChildStdin {
         std::task::Poll::Ready(Ok(()))
     }
 
-    /// Closes the child's stdin (it reads end of file).
+    /// Closes the child's stdin (it reads end of file); with a
+    /// [`pty`](crate::Command::pty) whose input queue is full, once the end
+    /// of input fits.
     fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
         use std::task::Poll;
         let this = self.get_mut();

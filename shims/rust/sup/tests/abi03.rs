@@ -1,7 +1,7 @@
 //! What libsup 0.3 adds, as users of sup::Command reach it: stdout and
-//! stderr routing, signals to the child, a first-output timeout, containment
-//! in a cgroup, a cleared environment.
-use std::io::Read;
+//! stderr routing, a pseudo-terminal, signals to the child, a first-output
+//! timeout, containment in a cgroup, a cleared environment.
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use sup::{Command, Contain, Outcome, Part, Phase, Signal, Stdio};
@@ -31,6 +31,39 @@ fn stdout_and_stderr_routes() {
     let e = Command::new("true").stdout(Stdio::stdout()).spawn().unwrap_err();
     assert_eq!(e.part(), Some(Part::Spec), "{e}");
     let e = Command::new("true").stdin(Stdio::tee()).spawn().unwrap_err();
+    assert_eq!(e.part(), Some(Part::Spec), "{e}");
+}
+
+#[test]
+fn a_pty_is_the_childs_terminal() {
+    let out = sh("test -t 0 && test -t 1 && test -t 2 && stty size; echo err >&2").pty(30, 100).run().unwrap();
+    assert!(out.success(), "{out}");
+    assert_eq!(out.stdout, b"30 100\r\nerr\r\n");
+    assert!(out.stderr.is_empty());
+
+    // Typed input is echoed and read; dropping the writer is a Ctrl-D.
+    let child = Command::new("cat").pty(24, 80).spawn().unwrap();
+    let mut stdin = child.take_stdin().expect("a pty takes input");
+    stdin.write_all(b"typed\n").unwrap();
+    drop(stdin);
+    let out = child.wait_timeout(Duration::from_secs(20)).unwrap().expect("cat ended at end of input");
+    assert!(out.success(), "{out}");
+    assert_eq!(out.stdout, b"typed\r\ntyped\r\n");
+
+    // Resize: the child gets SIGWINCH and sees the new size.
+    let child = sh("trap 'stty size; exit 0' WINCH; echo ready; while :; do sleep 0.05; done").pty(24, 80).spawn().unwrap();
+    let mut ready = [0u8; 7];
+    child.stdout().read_exact(&mut ready).unwrap();
+    child.resize(50, 132).unwrap();
+    let out = child.wait_timeout(Duration::from_secs(20)).unwrap().expect("ended on SIGWINCH");
+    assert_eq!(out.stdout, b"ready\r\n50 132\r\n");
+    assert_eq!(child.resize(10, 10).unwrap_err().code(), sup_sys::SUP_ESRCH);
+
+    let child = Command::new("sleep").arg("30").spawn().unwrap();
+    assert_eq!(child.resize(10, 10).unwrap_err().code(), sup_sys::SUP_ENOTSUP);
+    let e = Command::new("true").pty(0, 80).spawn().unwrap_err();
+    assert_eq!(e.part(), Some(Part::Spec), "{e}");
+    let e = Command::new("true").pty(24, 80).stdin(Stdio::piped()).spawn().unwrap_err();
     assert_eq!(e.part(), Some(Part::Spec), "{e}");
 }
 
@@ -104,4 +137,19 @@ fn env_clear_leaves_only_what_is_set() {
     assert!(e.is_program_not_found(), "{e}");
     let out = Command::new("sh").args(["-c", "echo $PATH"]).env_clear().env("PATH", "/usr/bin").run().unwrap();
     assert_eq!(out.stdout, b"/usr/bin\n");
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn async_pty_input_and_shutdown() {
+    use tokio::io::AsyncWriteExt;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
+    rt.block_on(async {
+        let child = Command::new("cat").pty(24, 80).spawn().unwrap();
+        let mut stdin = child.take_stdin().unwrap();
+        AsyncWriteExt::write_all(&mut stdin, b"line\n").await.unwrap();
+        stdin.shutdown().await.unwrap(); // Ctrl-D
+        let out = child.wait_async().await.unwrap();
+        assert_eq!(out.stdout, b"line\r\nline\r\n");
+    });
 }
