@@ -194,7 +194,7 @@ impl Child {
         cvt(unsafe { sup_sys::sup_signal(self.raw(), sig.into().as_raw()) }).map(drop)
     }
 
-    /// Sets the size of the child's terminal ([`Command::pty`]); the child
+    /// Sets the size of the child's terminal ([`Command::pty`](crate::Command::pty)); the child
     /// gets `SIGWINCH`. `Err` with code `SUP_ENOTSUP` without a pty,
     /// `SUP_ESRCH` once the result is final, `SUP_EINVAL` for 0.
     ///
