@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "dirents.hpp"
 #include "launch.hpp"
 #include "sentinel.hpp"
 #include "sup.h"
@@ -203,28 +204,14 @@ bool for_each_pid(int dirfd, F&& f, int depth = 0) noexcept {
   // thread may walk the same tree.
   int listing = static_cast<int>(syscall(SYS_openat, dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (listing < 0) return false;
-  alignas(8) char entries[1024];
-  for (;;) {
-    long n = syscall(SYS_getdents64, listing, entries, sizeof entries);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (long at = 0; at < n;) {
-      struct Entry {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[1];
-      };
-      const auto* e = reinterpret_cast<const Entry*>(entries + at);
-      at += e->reclen;
-      if (e->type != DT_DIR || e->name[0] == '.') continue;
-      int sub = static_cast<int>(syscall(SYS_openat, dirfd, e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (sub < 0) continue;  // removed meanwhile
-      complete = for_each_pid(sub, f, depth + 1) && complete;
-      close(sub);
-    }
-  }
+  for_each_dirent(listing, [&](const char* name, unsigned char type) {
+    if (type != DT_DIR || name[0] == '.') return true;
+    int sub = static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (sub < 0) return true;  // removed meanwhile
+    complete = for_each_pid(sub, f, depth + 1) && complete;
+    close(sub);
+    return true;
+  });
   close(listing);
   return complete;
 }

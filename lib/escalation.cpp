@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <limits>
 
+#include "dirents.hpp"
 #include "engine.hpp"
 #include "process.hpp"
 
@@ -31,50 +32,38 @@ constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 bool group_has_living_member(pid_t pgid) noexcept {
   int dir = static_cast<int>(syscall(SYS_open, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir < 0) return true;  // cannot tell: the kernel's word stands
-  alignas(8) char entries[4096];
   bool found = false;
-  long n;
-  while (!found && (n = syscall(SYS_getdents64, dir, entries, sizeof entries)) > 0) {
-    for (long off = 0; off < n && !found;) {
-      struct Entry {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[1];
-      };
-      const auto* e = reinterpret_cast<const Entry*>(entries + off);
-      off += e->reclen;
-      if (e->name[0] < '1' || e->name[0] > '9') continue;
-      char path[64] = "/proc/";
-      size_t len = 6;
-      for (const char* c = e->name; *c != '\0' && len < 40; ++c) path[len++] = *c;
-      const char tail[] = "/stat";
-      for (char c : tail) path[len++] = c;
-      int fd = static_cast<int>(syscall(SYS_openat, dir, path + 6, O_RDONLY | O_CLOEXEC));
-      if (fd < 0) continue;
-      char stat[512];
-      long got = syscall(SYS_read, fd, stat, sizeof stat - 1);
-      syscall(SYS_close, fd);
-      if (got <= 0) continue;
-      stat[got] = '\0';
-      // "pid (comm) S ppid pgrp ...": comm may hold anything but ends at the
-      // last ')'.
-      const char* close = nullptr;
-      for (const char* c = stat; *c != '\0'; ++c)
-        if (*c == ')') close = c;
-      if (close == nullptr || close[1] != ' ' || close[2] == '\0') continue;
-      const char state = close[2];
-      // " S ppid pgrp ...": past the state and the parent's pid.
-      const char* field = close + 3;
-      while (*field == ' ') ++field;
-      while (*field != '\0' && *field != ' ') ++field;
-      while (*field == ' ') ++field;
-      long pgrp = 0;
-      while (*field >= '0' && *field <= '9') pgrp = pgrp * 10 + (*field++ - '0');
-      if (pgrp == pgid && state != 'Z' && state != 'X') found = true;
-    }
-  }
+  for_each_dirent(dir, [&](const char* name, unsigned char) {
+    if (name[0] < '1' || name[0] > '9') return true;
+    char path[64] = "/proc/";
+    size_t len = 6;
+    for (const char* c = name; *c != '\0' && len < 40; ++c) path[len++] = *c;
+    const char tail[] = "/stat";
+    for (char c : tail) path[len++] = c;
+    int fd = static_cast<int>(syscall(SYS_openat, dir, path + 6, O_RDONLY | O_CLOEXEC));
+    if (fd < 0) return true;
+    char stat[512];
+    long got = syscall(SYS_read, fd, stat, sizeof stat - 1);
+    syscall(SYS_close, fd);
+    if (got <= 0) return true;
+    stat[got] = '\0';
+    // "pid (comm) S ppid pgrp ...": comm may hold anything but ends at the
+    // last ')'.
+    const char* close = nullptr;
+    for (const char* c = stat; *c != '\0'; ++c)
+      if (*c == ')') close = c;
+    if (close == nullptr || close[1] != ' ' || close[2] == '\0') return true;
+    const char state = close[2];
+    // " S ppid pgrp ...": past the state and the parent's pid.
+    const char* field = close + 3;
+    while (*field == ' ') ++field;
+    while (*field != '\0' && *field != ' ') ++field;
+    while (*field == ' ') ++field;
+    long pgrp = 0;
+    while (*field >= '0' && *field <= '9') pgrp = pgrp * 10 + (*field++ - '0');
+    found = pgrp == pgid && state != 'Z' && state != 'X';
+    return !found;
+  });
   syscall(SYS_close, dir);
   return found;
 }
