@@ -1,7 +1,12 @@
+//go:build cgo
+
 package sup
 
 import (
 	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -19,14 +24,24 @@ type Cmd struct {
 	// Dir is the child's working directory; "" is the host's.
 	Dir string
 
-	// Stdin is written to the child's stdin, which is then closed. nil gives
-	// /dev/null, unless InheritStdin is set.
-	Stdin []byte
+	// Stdin is the child's stdin:
+	//   - nil: /dev/null (unless InheritStdin is set);
+	//   - os.Stdin: the host's stdin itself, as InheritStdin;
+	//   - a []byte or a string: its bytes, then EOF (passed in the spec);
+	//   - any other io.Reader: copied to the child through a pipe by a
+	//     goroutine, then EOF. The goroutine ends when the reader returns an
+	//     error (io.EOF) or the child stops reading; a read error other than
+	//     io.EOF is returned by Wait (an *Error with Op "stdin") when the
+	//     process otherwise succeeded, as os/exec does.
+	// StdinPipe sets it to a pipe the caller writes.
+	Stdin any
 	// InheritStdin gives the child the host's stdin (Stdin must be nil).
 	InheritStdin bool
 
 	// IdleTimeout ends the child after this long with no byte on stdout or
-	// stderr; 0 is off. Sub-millisecond values round up to 1 ms.
+	// stderr; 0 is off. Sub-millisecond values round up to 1 ms. Durations
+	// here beyond the library's limit (1e12 ms, 31 years), up to
+	// math.MaxInt64, mean "never" and are passed as that limit.
 	IdleTimeout time.Duration
 	// MaxRuntime ends the child this long after it started; 0 is off.
 	MaxRuntime time.Duration
@@ -40,7 +55,8 @@ type Cmd struct {
 	KillOnTimeout bool
 	// MaxOutput is the number of bytes kept per stream: beyond it the first
 	// half and the newest half are kept, and all bytes are counted. 0 is the
-	// library's default (16 MiB); a negative value keeps nothing.
+	// library's default (16 MiB); a negative value keeps nothing. Values
+	// beyond the library's limit (1 TiB) are passed as that limit.
 	MaxOutput int
 	// Backpressure, when > 0, makes the library stop reading a stream while
 	// more than this many of its bytes have not been read by a live reader
@@ -83,10 +99,44 @@ func specErr(detail string) error {
 	return &Error{Op: "start", Code: syscall.EINVAL, Detail: "spec: " + detail, Part: PartSpec}
 }
 
+// The library's limits: "idle_timeout_ms", "max_runtime_ms" and "grace_ms"
+// up to 1e12 ms, byte counts up to 1 TiB.
+const (
+	maxMs    = 1_000_000_000_000
+	maxBytes = 1 << 40
+)
+
 // ms converts a duration to whole milliseconds, rounding up so that a
-// positive duration never becomes 0 ("off").
+// positive duration never becomes 0 ("off"), and clamped to the library's
+// limit (a longer duration, up to math.MaxInt64, means "never").
 func ms(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	m := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		m++
+	}
+	return min(m, maxMs)
+}
+
+// stdinSource returns the writer of a Start's stdin pipe, or nil when
+// stdin is not a pipe. A StdinPipe serves one Start.
+func (c *Cmd) stdinSource() (*stdinWriter, error) {
+	switch v := c.Stdin.(type) {
+	case *stdinWriter:
+		if !v.used.CompareAndSwap(false, true) {
+			return nil, specErr("stdin: the StdinPipe was used by an earlier Start; set Stdin anew")
+		}
+		return v, nil
+	case nil, []byte, string:
+		return nil, nil
+	case io.Reader:
+		if v == io.Reader(os.Stdin) {
+			return nil, nil
+		}
+		w := newStdinWriter()
+		w.src = v
+		return w, nil
+	}
+	return nil, nil
 }
 
 // spec builds the library's JSON spec. Strings are escaped by hand: '"', '\'
@@ -125,17 +175,32 @@ func (c *Cmd) spec() ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	switch {
-	case c.Stdin != nil && c.InheritStdin:
+	stdin := c.Stdin
+	if v, ok := stdin.([]byte); ok && v == nil {
+		stdin = nil
+	}
+	if stdin != nil && c.InheritStdin {
 		return nil, specErr("stdin: Stdin and InheritStdin are both set")
-	case c.Stdin != nil:
-		b = append(b, `,"stdin":{"base64":"`...)
-		n := len(b)
-		b = append(b, make([]byte, base64.StdEncoding.EncodedLen(len(c.Stdin)))...)
-		base64.StdEncoding.Encode(b[n:], c.Stdin)
-		b = append(b, `"}`...)
-	case c.InheritStdin:
-		b = append(b, `,"stdin":"inherit"`...)
+	}
+	switch v := stdin.(type) {
+	case nil:
+		if c.InheritStdin {
+			b = append(b, `,"stdin":"inherit"`...)
+		}
+	case []byte:
+		b = appendBase64(b, v)
+	case string:
+		b = appendBase64(b, []byte(v))
+	case *stdinWriter:
+		b = append(b, `,"stdin":"pipe"`...)
+	case io.Reader:
+		if v == io.Reader(os.Stdin) {
+			b = append(b, `,"stdin":"inherit"`...)
+		} else {
+			b = append(b, `,"stdin":"pipe"`...)
+		}
+	default:
+		return nil, specErr(fmt.Sprintf("stdin: Stdin must be nil, a []byte, a string or an io.Reader, not %T", v))
 	}
 	for _, d := range []struct {
 		key string
@@ -162,7 +227,7 @@ func (c *Cmd) spec() ([]byte, error) {
 	switch {
 	case c.MaxOutput > 0:
 		b = append(b, `,"max_output_bytes":`...)
-		b = strconv.AppendInt(b, int64(c.MaxOutput), 10)
+		b = strconv.AppendInt(b, min(int64(c.MaxOutput), maxBytes), 10)
 	case c.MaxOutput < 0:
 		b = append(b, `,"max_output_bytes":0`...)
 	}
@@ -171,10 +236,18 @@ func (c *Cmd) spec() ([]byte, error) {
 	}
 	if c.Backpressure > 0 {
 		b = append(b, `,"backpressure_bytes":`...)
-		b = strconv.AppendInt(b, int64(c.Backpressure), 10)
+		b = strconv.AppendInt(b, min(int64(c.Backpressure), maxBytes), 10)
 	}
 	b = append(b, '}')
 	return b, nil
+}
+
+func appendBase64(b, data []byte) []byte {
+	b = append(b, `,"stdin":{"base64":"`...)
+	n := len(b)
+	b = append(b, make([]byte, base64.StdEncoding.EncodedLen(len(data)))...)
+	base64.StdEncoding.Encode(b[n:], data)
+	return append(b, `"}`...)
 }
 
 const hexDigits = "0123456789abcdef"
