@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -77,6 +78,10 @@ type envEntry struct {
 func Command(name string, arg ...string) *Cmd {
 	return &Cmd{Args: append([]string{name}, arg...)}
 }
+
+// String returns a human-readable description of c, for debugging: its Args
+// joined by spaces, as os/exec's Cmd.String (which also resolves the path).
+func (c *Cmd) String() string { return strings.Join(c.Args, " ") }
 
 // Setenv sets an environment variable of the child. The rest of the host's
 // environment is inherited.

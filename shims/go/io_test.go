@@ -230,6 +230,9 @@ func osStdin() {
 }
 
 func TestExitErrorAndOutput(t *testing.T) {
+	if s := sup.Command("echo", "a b").String(); s != "echo a b" {
+		t.Fatalf("String %q", s)
+	}
 	out, err := sup.Command("sh", "-c", "echo out; echo oops >&2; exit 3").Output(context.Background())
 	var ee *sup.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 3 || string(ee.Stderr) != "oops\n" || string(out) != "out\n" {
