@@ -25,6 +25,13 @@ type Cmd struct {
 	// Dir is the child's working directory; "" is the host's.
 	Dir string
 
+	// Env, when not nil, is the child's whole environment, as in os/exec:
+	// "KEY=value" entries (a later entry for the same KEY wins), nothing
+	// inherited; Args[0] is then searched in Env's PATH (or /bin:/usr/bin
+	// when it has none). nil inherits the host's environment. Setenv and
+	// Unsetenv apply on top of either.
+	Env []string
+
 	// Stdin is the child's stdin:
 	//   - nil: /dev/null (unless InheritStdin is set);
 	//   - os.Stdin: the host's stdin itself, as InheritStdin;
@@ -39,6 +46,33 @@ type Cmd struct {
 	// InheritStdin gives the child the host's stdin (Stdin must be nil).
 	InheritStdin bool
 
+	// Stdout and Stderr say where the child's stdout and stderr go. As in
+	// os/exec, except nil:
+	//   - nil: captured (Result.Stdout, Process.Stdout) and nothing else
+	//     (os/exec discards it);
+	//   - os.Stdout for Stdout, os.Stderr for Stderr: the host's own
+	//     descriptor. The child writes to it directly (a terminal stays a
+	//     terminal; nothing captured), or, when IdleTimeout or
+	//     FirstOutputTimeout needs to hear the stream, through sup, which
+	//     captures every byte and copies it to the host's descriptor as it
+	//     arrives;
+	//   - io.Discard: /dev/null, nothing captured;
+	//   - Stderr the same writer as Stdout: one stream, both in write order,
+	//     captured as Result.Stdout (Result.Stderr stays empty) and going
+	//     where Stdout goes;
+	//   - any other io.Writer: captured, and copied to the writer by a
+	//     goroutine as the child writes. Wait returns once the copy is
+	//     complete; a write error, or bytes lost because the writer fell
+	//     behind the kept output (a *GapError; set Backpressure to make the
+	//     child wait), is returned by Wait when the process otherwise
+	//     succeeded, as os/exec returns its copy errors.
+	Stdout, Stderr io.Writer
+
+	// FirstOutputTimeout ends the child when it has written no byte on
+	// stdout or stderr this long after it started (outcome IdleTimeout,
+	// Result.Phase PhaseFirstOutput); IdleTimeout then counts from the
+	// first byte. 0 is off.
+	FirstOutputTimeout time.Duration
 	// IdleTimeout ends the child after this long with no byte on stdout or
 	// stderr; 0 is off. Sub-millisecond values round up to 1 ms. Durations
 	// here beyond the library's limit (1e12 ms, 31 years), up to
@@ -65,7 +99,8 @@ type Cmd struct {
 	// reader loses nothing. 0 (the default): both pipes are always drained.
 	Backpressure int
 
-	env []envEntry
+	env      []envEntry
+	combined bool // CombinedOutput: stderr joins stdout
 }
 
 type envEntry struct {
@@ -122,6 +157,35 @@ func ms(d time.Duration) int64 {
 	return min(m, maxMs)
 }
 
+// environ returns the spec's "env" entries: Env's (when set), then what
+// Setenv and Unsetenv changed, one entry per name.
+func (c *Cmd) environ() ([]envEntry, error) {
+	if c.Env == nil {
+		return c.env, nil
+	}
+	var env []envEntry
+	at := map[string]int{}
+	set := func(e envEntry) {
+		if i, ok := at[e.name]; ok {
+			env[i] = e
+			return
+		}
+		at[e.name] = len(env)
+		env = append(env, e)
+	}
+	for _, kv := range c.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, specErr(fmt.Sprintf("env: Env entry %q is not KEY=value", kv))
+		}
+		set(envEntry{name: k, value: v})
+	}
+	for _, e := range c.env {
+		set(e) // an unset is null: with env_clear, the name is simply absent
+	}
+	return env, nil
+}
+
 // stdinSource returns the writer of a Start's stdin pipe, or nil when
 // stdin is not a pipe. A StdinPipe serves one Start.
 func (c *Cmd) stdinSource() (*stdinWriter, error) {
@@ -131,8 +195,10 @@ func (c *Cmd) stdinSource() (*stdinWriter, error) {
 			return nil, specErr("stdin: the StdinPipe was used by an earlier Start; set Stdin anew")
 		}
 		return v, nil
-	case nil, []byte, string:
+	case nil:
 		return nil, nil
+	case []byte, string:
+		return nil, nil // in the spec
 	case io.Reader:
 		if v == io.Reader(os.Stdin) {
 			return nil, nil
@@ -164,9 +230,16 @@ func (c *Cmd) spec() ([]byte, error) {
 		b = append(b, `,"cwd":`...)
 		b = appendString(b, c.Dir)
 	}
-	if len(c.env) > 0 {
+	env, err := c.environ()
+	if err != nil {
+		return nil, err
+	}
+	if c.Env != nil {
+		b = append(b, `,"env_clear":true`...)
+	}
+	if len(env) > 0 {
 		b = append(b, `,"env":{`...)
-		for i, e := range c.env {
+		for i, e := range env {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -210,7 +283,7 @@ func (c *Cmd) spec() ([]byte, error) {
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"idle_timeout_ms", c.IdleTimeout}, {"max_runtime_ms", c.MaxRuntime}, {"grace_ms", c.Grace}} {
+	}{{"idle_timeout_ms", c.IdleTimeout}, {"first_output_timeout_ms", c.FirstOutputTimeout}, {"max_runtime_ms", c.MaxRuntime}, {"grace_ms", c.Grace}} {
 		if d.v < 0 {
 			return nil, specErr(d.key + ": must not be negative")
 		}
@@ -225,6 +298,10 @@ func (c *Cmd) spec() ([]byte, error) {
 		b = append(b, `,"interrupt_signal":"`...)
 		b = strconv.AppendInt(b, int64(c.Signal), 10)
 		b = append(b, '"')
+	}
+	b, err = c.appendRoutes(b)
+	if err != nil {
+		return nil, err
 	}
 	if c.KillOnTimeout {
 		b = append(b, `,"on_timeout":"kill"`...)

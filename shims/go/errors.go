@@ -67,7 +67,8 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Code }
 
 // Is reports whether the error matches exec.ErrNotFound (a program that is not
-// found), os.ErrClosed (an operation on a closed Process) or, for Op "stdin",
+// found), os.ErrClosed (an operation on a closed Process), os.ErrProcessDone
+// (Signal or Resize once the result is final) or, for Op "stdin",
 // the error that reading Cmd.Stdin returned. Other targets are matched
 // through Unwrap.
 func (e *Error) Is(target error) bool {
@@ -79,6 +80,8 @@ func (e *Error) Is(target error) bool {
 		return e.Part == PartExec && e.Code == syscall.ENOENT
 	case os.ErrClosed:
 		return e.closed
+	case os.ErrProcessDone:
+		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize")
 	}
 	return false
 }

@@ -3,7 +3,7 @@ package sup
 import (
 	"bytes"
 	"context"
-	"strconv"
+	"io"
 	"testing"
 	"time"
 )
@@ -18,7 +18,11 @@ func TestResultJSONIsTheLibrarys(t *testing.T) {
 		"long":    long,
 		"idle":    idle,
 		"signal":  {Args: []string{"sh", "-c", "kill -USR1 $$"}},
-		"rtsig":   {Args: []string{"sh", "-c", "kill -s " + strconv.Itoa(sigrtmin+2) + " $$"}},
+		"rtsig":   {Args: []string{"sh", "-c", "kill -36 $$"}},
+		"rtmax":   {Args: []string{"sh", "-c", "kill -63 $$"}},
+		"merged":  {Args: []string{"sh", "-c", "echo a; echo b >&2"}, combined: true},
+		"null":    {Args: []string{"sh", "-c", "echo a; echo b >&2"}, Stdout: io.Discard},
+		"first":   {Args: []string{"sleep", "30"}, FirstOutputTimeout: 100 * time.Millisecond, Grace: 100 * time.Millisecond},
 		"empty":   {Args: []string{"true"}, MaxOutput: -1},
 	} {
 		p, err := c.Start(context.Background())

@@ -1,11 +1,8 @@
 package sup
 
 /*
-#include <signal.h>
 #include <stdlib.h>
 #include <sup.h>
-
-static int sup_go_sigrtmin(void) { return SIGRTMIN; }
 */
 import "C"
 
@@ -21,8 +18,13 @@ import (
 	"unsafe"
 )
 
-// sigrtmin is the C library's SIGRTMIN, for signal names.
-var sigrtmin = int(C.sup_go_sigrtmin())
+// cSignalName is sup_signal_name: "" for a number it does not name.
+func cSignalName(sig int) string {
+	if n := C.sup_signal_name(C.int(sig)); n != nil {
+		return C.GoString(n)
+	}
+	return ""
+}
 
 // Outcome says what ended the main process. It is decided once, by priority:
 // Aborted > IdleTimeout / MaxRuntime > Interrupted > Signaled > Exited.
@@ -47,12 +49,19 @@ func (o Outcome) String() string {
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
+// The streams, as the C ABI's enum sup_stream, for files without cgo.
+const (
+	streamStdout = 1
+	streamStderr = 2
+)
+
 // Process is a started child. Its methods may be called from any goroutine.
 type Process struct {
 	h *handle
 
 	outMu          sync.Mutex
 	stdout, stderr *OutputReader
+	copied         [2]bool // the stream is copied to Cmd.Stdout / Cmd.Stderr
 }
 
 // handle owns the C handle. Every C call on it is made under mu.RLock and
@@ -74,6 +83,11 @@ type handle struct {
 
 	in       *stdinWriter // with "stdin": "pipe"
 	stdinErr error        // a failed read of Cmd.Stdin (an io.Reader); under filesMu
+
+	routes  routing
+	copies  sync.WaitGroup // copies to Cmd.Stdout and Cmd.Stderr writers
+	copyErr error          // under filesMu
+	closing chan struct{}  // closed by close
 }
 
 func cerr(op string, rc C.int) error {
@@ -118,6 +132,7 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	routes, _ := c.routing() // checked by spec
 	cspec := C.CString(string(spec))
 	defer C.free(unsafe.Pointer(cspec))
 	errbuf := (*C.char)(C.malloc(C.SUP_ERRBUF_SIZE))
@@ -131,7 +146,8 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 		in.failed(err)
 		return nil, err
 	}
-	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{}}
+	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{},
+		routes: routes, closing: make(chan struct{})}
 	fd := C.sup_fd(cp)
 	var f *os.File
 	if fd >= 0 {
@@ -153,6 +169,7 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	}
 	p := &Process{h: h}
 	in.started(h)
+	p.startCopies(routes)
 	// The watcher holds p until the result is final: a Process whose child
 	// runs is always reachable, so the finalizer never ends a child that a
 	// goroutine still waits for through Done, a live reader or a context.
@@ -179,8 +196,11 @@ func (c *Cmd) Run(ctx context.Context) (*Result, error) {
 
 // Output runs the command as Run does and returns its standard output (the
 // bytes kept, Result.Stdout). On failure err is an *ExitError, whose Result
-// holds Stderr, or the *Error of a failed start.
+// holds Stderr, or the *Error of a failed start. Stdout must be nil.
 func (c *Cmd) Output(ctx context.Context) ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, specErr("stdout: Stdout already set")
+	}
 	res, err := c.Run(ctx)
 	if res == nil {
 		return nil, err
@@ -300,10 +320,14 @@ func (p *Process) watch(f *os.File, stop func() bool) {
 	}
 	h.res, h.resErr = h.result()
 	if h.res != nil {
+		h.waitCopies()
 		h.resErr = h.res.Err()
 		h.filesMu.Lock()
 		if h.resErr == nil && h.stdinErr != nil {
 			h.resErr = &Error{Op: "stdin", Code: errnoOf(h.stdinErr), Detail: "reading Cmd.Stdin: " + h.stdinErr.Error(), cause: h.stdinErr}
+		}
+		if h.resErr == nil && h.copyErr != nil {
+			h.resErr = h.copyErr
 		}
 		h.filesMu.Unlock()
 	}
@@ -312,6 +336,20 @@ func (p *Process) watch(f *os.File, stop func() bool) {
 		h.in.dropFile() // a grandchild reading stdin gets EOF
 	}
 	runtime.KeepAlive(p)
+}
+
+// waitCopies waits until the copies to Cmd.Stdout and Cmd.Stderr have
+// written the last byte, or the Process is closed.
+func (h *handle) waitCopies() {
+	copied := make(chan struct{})
+	go func() {
+		h.copies.Wait()
+		close(copied)
+	}()
+	select {
+	case <-copied:
+	case <-h.closing:
+	}
 }
 
 func (h *handle) result() (*Result, error) {
@@ -348,6 +386,10 @@ func (h *handle) result() (*Result, error) {
 		r.UserTime = msDuration(user)
 		r.SystemTime = msDuration(sys)
 		r.MaxRSSKB = int64(rss)
+	}
+	r.stdoutRoute, r.stderrRoute = h.routes.out, h.routes.err
+	if v := C.sup_result_phase(p); v > 0 {
+		r.Phase = Phase(v)
 	}
 	var sigs [16]C.int
 	var at [16]C.double
@@ -455,6 +497,7 @@ func (h *handle) close() {
 	h.closed = true
 	cp := h.p
 	h.p = nil
+	close(h.closing)
 	h.mu.Unlock()
 	// Aborts and reaps a running child and its group.
 	blockingCall(func() { C.sup_release(cp) })
@@ -515,6 +558,22 @@ func (p *Process) Abort() error {
 	return p.h.abort()
 }
 
+// Signal sends sig to the child's process group and its main process (with
+// ContainCgroup, to its whole tree), as os.Process.Signal sends it to one
+// process; syscall.Signal(0) only checks that the child is still running.
+// The signal is listed in Result.SignalsSent and does not decide the
+// outcome. Any goroutine, any time. Once the result is final it returns an
+// error matching os.ErrProcessDone (the child is gone; its pid may be
+// another process's), as os.Process.Signal does.
+func (p *Process) Signal(sig os.Signal) error {
+	defer runtime.KeepAlive(p)
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return &Error{Op: "signal", Code: syscall.EINVAL, Detail: "unsupported signal type"}
+	}
+	return p.h.request("signal", func(cp *C.sup_proc) C.int { return C.sup_signal(cp, C.int(s)) })
+}
+
 // Pid returns the child's pid, for display. Do not signal it: once the result
 // is final the pid may belong to another process.
 func (p *Process) Pid() int { return p.h.pid }
@@ -548,14 +607,25 @@ func (p *Process) Stdout() io.Reader { return p.output(C.SUP_STDOUT) }
 func (p *Process) Stderr() io.Reader { return p.output(C.SUP_STDERR) }
 
 func (p *Process) output(stream C.int) io.Reader {
+	if p.copied[stream-1] {
+		name := "Stdout"
+		if stream == C.SUP_STDERR {
+			name = "Stderr"
+		}
+		return errReader{&Error{Op: "read", Code: syscall.EBUSY, Detail: "the stream is copied to Cmd." + name}}
+	}
+	return p.newReader(int(stream))
+}
+
+func (p *Process) newReader(stream int) *OutputReader {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	r := &p.stdout
-	if stream == C.SUP_STDERR {
+	if stream == streamStderr {
 		r = &p.stderr
 	}
 	if *r == nil {
-		*r = &OutputReader{p: p, stream: stream}
+		*r = &OutputReader{p: p, stream: C.int(stream)}
 	}
 	return *r
 }

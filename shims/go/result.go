@@ -38,7 +38,13 @@ type Result struct {
 	UserTime, SystemTime time.Duration // the main process's rusage
 	MaxRSSKB             int64
 
-	stdoutHead, stderrHead int // kept bytes before the gap
+	// Phase says which limit ended a child whose Outcome is IdleTimeout:
+	// PhaseFirstOutput (Cmd.FirstOutputTimeout) or PhaseIdle; PhaseNone for
+	// every other outcome.
+	Phase Phase
+
+	stdoutHead, stderrHead   int    // kept bytes before the gap
+	stdoutRoute, stderrRoute string // the result's "routed"
 }
 
 // Success reports whether the process exited by itself with status 0.
@@ -91,7 +97,15 @@ func (r *Result) JSON() []byte {
 	b := make([]byte, 0, 512+len(r.Stdout)+len(r.Stderr))
 	b = append(b, `{"outcome": "`...)
 	b = append(b, r.Outcome.String()...)
-	b = append(b, `", "exit_code": `...)
+	b = append(b, `", "phase": `...)
+	if r.Phase != PhaseNone {
+		b = append(b, '"')
+		b = append(b, r.Phase.String()...)
+		b = append(b, '"')
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `, "exit_code": `...)
 	if r.ExitCode >= 0 {
 		b = strconv.AppendInt(b, int64(r.ExitCode), 10)
 	} else {
@@ -114,9 +128,9 @@ func (r *Result) JSON() []byte {
 	b = append(b, `, "duration_ms": `...)
 	b = appendMs(b, r.Duration)
 	b = append(b, `, "stdout": `...)
-	b = appendStream(b, r.Stdout, r.stdoutHead, r.StdoutOmitted, r.StdoutTotal)
+	b = appendStream(b, r.Stdout, r.stdoutHead, r.StdoutOmitted, r.StdoutTotal, r.stdoutRoute)
 	b = append(b, `, "stderr": `...)
-	b = appendStream(b, r.Stderr, r.stderrHead, r.StderrOmitted, r.StderrTotal)
+	b = appendStream(b, r.Stderr, r.stderrHead, r.StderrOmitted, r.StderrTotal, r.stderrRoute)
 	b = append(b, `, "signals_sent": [`...)
 	for i, s := range r.SignalsSent {
 		if i > 0 {
@@ -151,7 +165,7 @@ func appendMs(b []byte, d time.Duration) []byte {
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
-func appendStream(b, kept []byte, head int, omitted, total int64) []byte {
+func appendStream(b, kept []byte, head int, omitted, total int64, routed string) []byte {
 	b = append(b, `{"bytes": `...)
 	b = strconv.AppendInt(b, total, 10)
 	b = append(b, `, "captured": "`...)
@@ -166,7 +180,9 @@ func appendStream(b, kept []byte, head int, omitted, total int64) []byte {
 	b = strconv.AppendBool(b, omitted > 0)
 	b = append(b, `, "omitted_bytes": `...)
 	b = strconv.AppendInt(b, omitted, 10)
-	return append(b, '}')
+	b = append(b, `, "routed": "`...)
+	b = append(b, routed...)
+	return append(b, `"}`...)
 }
 
 // appendText appends bytes as the body of a JSON string, as the library
@@ -210,27 +226,11 @@ func appendText(b, s []byte) []byte {
 	return b
 }
 
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "HUP", syscall.SIGINT: "INT", syscall.SIGQUIT: "QUIT", syscall.SIGILL: "ILL",
-	syscall.SIGTRAP: "TRAP", syscall.SIGABRT: "ABRT", syscall.SIGBUS: "BUS", syscall.SIGFPE: "FPE",
-	syscall.SIGKILL: "KILL", syscall.SIGUSR1: "USR1", syscall.SIGSEGV: "SEGV", syscall.SIGUSR2: "USR2",
-	syscall.SIGPIPE: "PIPE", syscall.SIGALRM: "ALRM", syscall.SIGTERM: "TERM", syscall.SIGSTKFLT: "STKFLT",
-	syscall.SIGCHLD: "CHLD", syscall.SIGCONT: "CONT", syscall.SIGSTOP: "STOP", syscall.SIGTSTP: "TSTP",
-	syscall.SIGTTIN: "TTIN", syscall.SIGTTOU: "TTOU", syscall.SIGURG: "URG", syscall.SIGXCPU: "XCPU",
-	syscall.SIGXFSZ: "XFSZ", syscall.SIGVTALRM: "VTALRM", syscall.SIGPROF: "PROF", syscall.SIGWINCH: "WINCH",
-	syscall.SIGIO: "IO", syscall.SIGPWR: "PWR", syscall.SIGSYS: "SYS",
-}
-
-// signalName is the library's name of a signal ("SIGTERM", "SIGRTMIN+2").
+// signalName is the library's name of a signal ("SIGTERM", "SIGRTMIN+2",
+// "SIGRTMAX-1", "SIG32").
 func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return "SIG" + n
-	}
-	if min := syscall.Signal(sigrtmin); s >= min && s <= 64 {
-		if s == min {
-			return "SIGRTMIN"
-		}
-		return "SIGRTMIN+" + strconv.Itoa(int(s-min))
+	if n := cSignalName(int(s)); n != "" {
+		return n
 	}
 	return "SIG" + strconv.Itoa(int(s))
 }

@@ -74,7 +74,7 @@ recipe() {
   readme_block main.go >"$mod/main.go"
   set +e
   out=$(cd "$mod" && env -u CGO_LDFLAGS -u CGO_CFLAGS -u PKG_CONFIG_PATH -u GOWORK -u GOFLAGS \
-    bash -euo pipefail -c "go mod init example.com/hello >/dev/null 2>&1
+    bash -xeuo pipefail -c "go mod init example.com/hello >/dev/null 2>&1
 $script" 2>&1)
   st=$?
   set -e
@@ -95,18 +95,21 @@ if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block main.go)" ]; th
   rc=1
 else
   # Shared: runs without LD_LIBRARY_PATH, libsup.so from the build tree.
+  # (ldd into a file: grep -q ending a pipe early fails it under pipefail.)
   recipe shared "$install
 test \"\$(./hello)\" = 'hello from sup'
-ldd ./hello | grep -q 'libsup.so.0 => $build/'"
+ldd ./hello >ldd.txt
+grep -q 'libsup.so.0 => $build/' ldd.txt"
   recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP/shims/go|')
 test \"\$(./hello)\" = 'hello from sup'"
   # Static: libsup.a inside; libuv and cJSON shared.
   recipe static "$install
 $static
 test \"\$(./hello)\" = 'hello from sup'
-! ldd ./hello | grep -q libsup
-ldd ./hello | grep -q libuv.so
-ldd ./hello | grep -q libcjson.so"
+ldd ./hello >ldd.txt
+! grep -q libsup ldd.txt
+grep -q libuv.so ldd.txt
+grep -q libcjson.so ldd.txt"
   recipe no-cgo "$install
 ! CGO_ENABLED=0 go build . >err 2>&1
 grep -q 'package sup requires cgo' err"

@@ -211,10 +211,48 @@ func (w *stdinWriter) Close() error {
 		h.dropFile(f)
 	}
 	err := h.inputClose()
+	if e, ok := err.(*Error); ok && e.Code == syscall.EAGAIN {
+		// A terminal's input queue is full: the end of input waits for
+		// room, as a write does.
+		err = h.inputCloseWhenWritable()
+	}
 	if e, ok := err.(*Error); ok && e.closed {
 		return nil // the Process was closed: so is its stdin
 	}
 	return err
+}
+
+func (h *handle) inputCloseWhenWritable() error {
+	h.mu.RLock()
+	fd := C.int(-C.int(syscall.EBADF))
+	if !h.closed {
+		fd = C.sup_input_fd(h.p)
+	}
+	h.mu.RUnlock()
+	if fd < 0 {
+		if h.isClosed() {
+			return errClosed("close stdin")
+		}
+		return cerr("close stdin", fd)
+	}
+	f, err := h.pollFile(int(fd))
+	if err != nil {
+		return &Error{Op: "close stdin", Code: errnoOf(err), Detail: err.Error()}
+	}
+	defer h.dropFile(f)
+	var closeErr error
+	raw, err := f.SyscallConn()
+	if err == nil {
+		err = raw.Write(func(uintptr) bool {
+			closeErr = h.inputClose()
+			e, ok := closeErr.(*Error)
+			return !ok || e.Code != syscall.EAGAIN
+		})
+	}
+	if err != nil && closeErr == nil {
+		return errClosed("close stdin")
+	}
+	return closeErr
 }
 
 // dropFile closes the duplicate of the pipe, so that nothing the child left
