@@ -99,6 +99,14 @@ type Cmd struct {
 	// reader loses nothing. 0 (the default): both pipes are always drained.
 	Backpressure int
 
+	// Contain is how the child's process tree is contained: ContainGroup
+	// ("" is the same), ContainCgroup or ContainAuto.
+	Contain Containment
+	// CgroupParent is the cgroup v2 directory under which a child's cgroup
+	// is made (ContainCgroup, ContainAuto); "" is the library's choice
+	// ($SUP_CGROUP_PARENT, else the host's own cgroup's).
+	CgroupParent string
+
 	env      []envEntry
 	combined bool // CombinedOutput: stderr joins stdout
 }
@@ -298,6 +306,14 @@ func (c *Cmd) spec() ([]byte, error) {
 		b = append(b, `,"interrupt_signal":"`...)
 		b = strconv.AppendInt(b, int64(c.Signal), 10)
 		b = append(b, '"')
+	}
+	if c.Contain != "" {
+		b = append(b, `,"contain":`...)
+		b = appendString(b, string(c.Contain))
+	}
+	if c.CgroupParent != "" {
+		b = append(b, `,"cgroup_parent":`...)
+		b = appendString(b, c.CgroupParent)
 	}
 	b, err = c.appendRoutes(b)
 	if err != nil {

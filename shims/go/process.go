@@ -2,12 +2,15 @@ package sup
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include <sup.h>
 */
 import "C"
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"runtime"
@@ -85,6 +88,7 @@ type handle struct {
 	stdinErr error        // a failed read of Cmd.Stdin (an io.Reader); under filesMu
 
 	routes  routing
+	contain Containment
 	copies  sync.WaitGroup // copies to Cmd.Stdout and Cmd.Stderr writers
 	copyErr error          // under filesMu
 	closing chan struct{}  // closed by close
@@ -147,7 +151,7 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 		return nil, err
 	}
 	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{},
-		routes: routes, closing: make(chan struct{})}
+		routes: routes, contain: c.Contain, closing: make(chan struct{})}
 	fd := C.sup_fd(cp)
 	var f *os.File
 	if fd >= 0 {
@@ -391,6 +395,23 @@ func (h *handle) result() (*Result, error) {
 	if v := C.sup_result_phase(p); v > 0 {
 		r.Phase = Phase(v)
 	}
+	r.Contained = ContainGroup
+	if C.sup_result_contained(p) == C.SUP_CONTAIN_CGROUP {
+		r.Contained = ContainCgroup
+	}
+	r.LeftoversEnded = -1
+	if v := C.sup_result_leftovers_ended(p); v >= 0 {
+		r.LeftoversEnded = int64(v)
+	}
+	var tu, ts C.double
+	if C.sup_result_tree_cpu(p, &tu, &ts) == 0 {
+		r.TreeUserTime, r.TreeSystemTime, r.TreeCPUKnown = msDuration(tu), msDuration(ts), true
+	}
+	if h.contain != "" && h.contain != ContainGroup {
+		if err := r.containDetail(p); err != nil {
+			return nil, err
+		}
+	}
 	var sigs [16]C.int
 	var at [16]C.double
 	if n := int(C.sup_result_signals(p, &sigs[0], &at[0], 16)); n > 0 {
@@ -419,6 +440,36 @@ func (p *Process) libraryJSON() []byte {
 	}
 	if j := C.sup_result(h.p); j != nil {
 		return []byte(C.GoString(j))
+	}
+	return nil
+}
+
+// containDetail reads "contain_fallback" and "cgroup_left", which the C ABI
+// has only in the result text. They follow "rusage", the last key before
+// them; no string in the text holds an unescaped '"', so the key's text is
+// found from the end without reading or copying the captured output.
+func (r *Result) containDetail(p *C.sup_proc) error {
+	j := C.sup_result(p)
+	if j == nil {
+		return &Error{Op: "wait", Code: syscall.ENOMEM, Detail: "sup_result: out of memory"}
+	}
+	text := unsafe.Slice((*byte)(unsafe.Pointer(j)), int(C.strlen(j)))
+	at := bytes.LastIndex(text, []byte(`"rusage": `))
+	if at < 0 {
+		return &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "sup_result: no \"rusage\""}
+	}
+	var detail struct {
+		Fallback *string `json:"contain_fallback"`
+		Left     *string `json:"cgroup_left"`
+	}
+	if err := json.Unmarshal(append([]byte{'{'}, text[at:]...), &detail); err != nil {
+		return &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "sup_result: " + err.Error()}
+	}
+	if detail.Fallback != nil {
+		r.ContainFallback = *detail.Fallback
+	}
+	if detail.Left != nil {
+		r.CgroupLeft = *detail.Left
 	}
 	return nil
 }

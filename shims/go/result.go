@@ -43,6 +43,25 @@ type Result struct {
 	// every other outcome.
 	Phase Phase
 
+	// Contained is how the child's tree was contained: ContainGroup or
+	// ContainCgroup (ContainAuto gives one of them).
+	Contained Containment
+	// ContainFallback says why ContainAuto fell back to the group; "" when
+	// it did not.
+	ContainFallback string
+	// LeftoversEnded counts the processes of a cgroup-contained tree still
+	// alive after the main process had ended, which sup ended; -1 in group
+	// mode, where they cannot be counted.
+	LeftoversEnded int64
+	// TreeUserTime and TreeSystemTime are the CPU time of the whole tree,
+	// every process it ever started (cgroup mode; 0 in group mode, where
+	// TreeCPUKnown is false).
+	TreeUserTime, TreeSystemTime time.Duration
+	TreeCPUKnown                 bool
+	// CgroupLeft names a cgroup directory of the child's that could not be
+	// removed; "" when none.
+	CgroupLeft string
+
 	stdoutHead, stderrHead   int    // kept bytes before the gap
 	stdoutRoute, stderrRoute string // the result's "routed"
 }
@@ -148,7 +167,39 @@ func (r *Result) JSON() []byte {
 	b = appendMs(b, r.SystemTime)
 	b = append(b, `, "max_rss_kb": `...)
 	b = strconv.AppendInt(b, r.MaxRSSKB, 10)
-	return append(b, "}}"...)
+	b = append(b, `}, "contained": "`...)
+	b = append(b, r.Contained...)
+	b = append(b, `", "leftovers_ended": `...)
+	if r.LeftoversEnded >= 0 {
+		b = strconv.AppendInt(b, r.LeftoversEnded, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `, "tree_cpu": `...)
+	if r.TreeCPUKnown {
+		b = append(b, `{"user_ms": `...)
+		b = appendMs(b, r.TreeUserTime)
+		b = append(b, `, "sys_ms": `...)
+		b = appendMs(b, r.TreeSystemTime)
+		b = append(b, '}')
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `, "contain_fallback": `...)
+	b = appendOptString(b, r.ContainFallback)
+	b = append(b, `, "cgroup_left": `...)
+	b = appendOptString(b, r.CgroupLeft)
+	return append(b, '}')
+}
+
+// appendOptString appends s as a JSON string, or null for "".
+func appendOptString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = appendText(b, []byte(s))
+	return append(b, '"')
 }
 
 // appendMs appends milliseconds with three decimals, of the nearest whole
