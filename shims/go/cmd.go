@@ -56,7 +56,9 @@ type Cmd struct {
 	//     FirstOutputTimeout needs to hear the stream, through sup, which
 	//     captures every byte and copies it to the host's descriptor as it
 	//     arrives;
-	//   - io.Discard: /dev/null, nothing captured;
+	//   - io.Discard: /dev/null, nothing captured (with IdleTimeout or
+	//     FirstOutputTimeout, sup still reads it, so that the clock hears
+	//     it, and keeps it as for nil);
 	//   - Stderr the same writer as Stdout: one stream, both in write order,
 	//     captured as Result.Stdout (Result.Stderr stays empty) and going
 	//     where Stdout goes;
@@ -96,7 +98,10 @@ type Cmd struct {
 	// Backpressure, when > 0, makes the library stop reading a stream while
 	// more than this many of its bytes have not been read by a live reader
 	// (Process.Stdout, Process.Stderr), so the child blocks on write and the
-	// reader loses nothing. 0 (the default): both pipes are always drained.
+	// reader loses nothing. Every captured stream must then be read (by
+	// Process.Stdout or Stderr, or a Cmd.Stdout or Stderr writer): one that
+	// nobody reads stops the child once that many bytes wait. 0 (the
+	// default): both pipes are always drained.
 	Backpressure int
 
 	// Contain is how the child's process tree is contained: ContainGroup
@@ -117,7 +122,8 @@ type envEntry struct {
 }
 
 // Command returns a Cmd that runs name with the given arguments. The host's
-// environment is inherited, except for what Setenv and Unsetenv change.
+// environment is inherited (unless Env is set), except for what Setenv and
+// Unsetenv change.
 func Command(name string, arg ...string) *Cmd {
 	return &Cmd{Args: append([]string{name}, arg...)}
 }
@@ -126,8 +132,8 @@ func Command(name string, arg ...string) *Cmd {
 // joined by spaces, as os/exec's Cmd.String (which also resolves the path).
 func (c *Cmd) String() string { return strings.Join(c.Args, " ") }
 
-// Setenv sets an environment variable of the child. The rest of the host's
-// environment is inherited.
+// Setenv sets an environment variable of the child, on top of the host's
+// environment (inherited) or of Env, when set.
 func (c *Cmd) Setenv(name, value string) { c.setEnv(envEntry{name: name, value: value}) }
 
 // Unsetenv removes an environment variable from the child's environment.
