@@ -3,6 +3,7 @@
 package sup
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -69,6 +70,12 @@ type Cmd struct {
 	//     child wait), is returned by Wait when the process otherwise
 	//     succeeded, as os/exec returns its copy errors.
 	Stdout, Stderr io.Writer
+
+	// PTY, when not nil, runs the child on a new pseudo-terminal of that
+	// size (see PTY). Stdin may then be nil (no input; the terminal stays
+	// open), a StdinPipe, a []byte, a string or an io.Reader, all written
+	// to the terminal as typed input; Stderr must be nil.
+	PTY *PTY
 
 	// FirstOutputTimeout ends the child when it has written no byte on
 	// stdout or stderr this long after it started (outcome IdleTimeout,
@@ -212,7 +219,19 @@ func (c *Cmd) stdinSource() (*stdinWriter, error) {
 	case nil:
 		return nil, nil
 	case []byte, string:
-		return nil, nil // in the spec
+		if b, ok := v.([]byte); ok && b == nil {
+			return nil, nil
+		}
+		if c.PTY == nil {
+			return nil, nil // in the spec
+		}
+		w := newStdinWriter()
+		if s, ok := v.(string); ok {
+			w.src = strings.NewReader(s)
+		} else {
+			w.src = bytes.NewReader(v.([]byte))
+		}
+		return w, nil
 	case io.Reader:
 		if v == io.Reader(os.Stdin) {
 			return nil, nil
@@ -273,6 +292,18 @@ func (c *Cmd) spec() ([]byte, error) {
 	}
 	if stdin != nil && c.InheritStdin {
 		return nil, specErr("stdin: Stdin and InheritStdin are both set")
+	}
+	if c.PTY != nil {
+		if c.InheritStdin || stdin == io.Reader(os.Stdin) {
+			return nil, specErr("stdin: a PTY's input is typed through Stdin or StdinPipe; the host's stdin cannot be it")
+		}
+		switch stdin.(type) {
+		case nil, []byte, string, io.Reader, *stdinWriter:
+		default:
+			return nil, specErr(fmt.Sprintf("stdin: Stdin must be nil, a []byte, a string or an io.Reader, not %T", stdin))
+		}
+		b = c.PTY.appendSpec(b)
+		stdin = nil // no "stdin" key: the terminal is the input
 	}
 	switch v := stdin.(type) {
 	case nil:
@@ -353,6 +384,8 @@ func appendBase64(b, data []byte) []byte {
 	base64.StdEncoding.Encode(b[n:], data)
 	return append(b, `"}`...)
 }
+
+func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 
 const hexDigits = "0123456789abcdef"
 

@@ -22,6 +22,7 @@ func TestResultJSONIsTheLibrarys(t *testing.T) {
 		"rtmax":    {Args: []string{"sh", "-c", "kill -63 $$"}},
 		"auto":     {Args: []string{"sh", "-c", "setsid sleep 2 >/dev/null 2>&1 & echo started"}, Contain: ContainAuto},
 		"fallback": {Args: []string{"echo", "x"}, Contain: ContainAuto, CgroupParent: "/sup-go-test/no/such/cgroup"},
+		"pty":      {Args: []string{"sh", "-c", "echo on a terminal"}, PTY: &PTY{}},
 		"merged":   {Args: []string{"sh", "-c", "echo a; echo b >&2"}, combined: true},
 		"null":     {Args: []string{"sh", "-c", "echo a; echo b >&2"}, Stdout: io.Discard},
 		"first":    {Args: []string{"sleep", "30"}, FirstOutputTimeout: 100 * time.Millisecond, Grace: 100 * time.Millisecond},

@@ -16,6 +16,7 @@ const (
 	routeInherit = "inherit"
 	routeNull    = "null"
 	routeStdout  = "stdout" // stderr only: the same pipe as stdout
+	routePTY     = "pty"    // the result's, for both streams of a terminal
 )
 
 // routing is where a Start sends each stream, and the writers that a
@@ -30,6 +31,13 @@ func (c *Cmd) hears() bool { return c.IdleTimeout > 0 || c.FirstOutputTimeout > 
 
 // routing decides each stream's route from Stdout and Stderr.
 func (c *Cmd) routing() (routing, error) {
+	if c.PTY != nil {
+		if c.Stderr != nil && !sameWriter(c.Stderr, c.Stdout) {
+			return routing{}, specErr("stderr: a PTY is one stream, the terminal's: Stderr must be nil (or Stdout)")
+		}
+		// The terminal is read by sup; any writer gets a copy.
+		return routing{out: routePTY, err: routePTY, outW: c.Stdout}, nil
+	}
 	var r routing
 	r.out, r.outW = c.route(c.Stdout, os.Stdout, 1)
 	switch {
@@ -76,12 +84,12 @@ func (c *Cmd) appendRoutes(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.out != routePipe {
+	if r.out != routePipe && r.out != routePTY {
 		b = append(b, `,"stdout":"`...)
 		b = append(b, r.out...)
 		b = append(b, '"')
 	}
-	if r.err != routePipe {
+	if r.err != routePipe && r.err != routePTY {
 		b = append(b, `,"stderr":"`...)
 		b = append(b, r.err...)
 		b = append(b, '"')
