@@ -90,7 +90,7 @@ echo "== README install recipes, in a fresh module outside the checkout" | tee -
 # The README's paths are the user's: here the checkout and this build dir.
 install=$(readme_block install | sed -e "s|^SUP=.*|SUP=$repo|" -e "s|\$SUP/build|$build|g")
 static=$(readme_block static)
-if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block main.go)" ]; then
+if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block main.go)" ] || [ -z "$(readme_block example)" ]; then
   echo "--- FAIL: install/readme: a marked block is missing from README.md" | tee -a "$log"
   rc=1
 else
@@ -110,6 +110,31 @@ ldd ./hello >ldd.txt
 ! grep -q libsup ldd.txt
 grep -q libuv.so ldd.txt
 grep -q libcjson.so ldd.txt"
+  # The README's example compiles as it stands (it runs make: vetted only).
+  example=$(readme_block example)
+  recipe example "$install
+mkdir example
+cat >example/main.go <<'GO'
+package main
+
+import (
+	\"context\"
+	\"errors\"
+	\"fmt\"
+	\"log\"
+	\"os\"
+	\"os/exec\"
+	\"os/signal\"
+	\"time\"
+
+	sup \"github.com/sup-project/sup/shims/go\"
+)
+
+func main() {
+$example
+}
+GO
+go vet ./example"
   recipe no-cgo "$install
 ! CGO_ENABLED=0 go build . >err 2>&1
 grep -q 'package sup requires cgo' err"
