@@ -101,17 +101,17 @@ void Process::end_unwatched(bool drain) noexcept {
       if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
-      if (!status_lost_) kill(-pid_, SIGKILL);
+      const bool delivered = !status_lost_ && send_to_child(SIGKILL);
       signal_tree(SIGKILL, 0, true);
       escalation_ = Escalation::kill_sent;
-      forced_kill_ = true;
+      forced_kill_ = forced_kill_ || delivered;
     }
     await_leader_exit();
     leader_exited_now();
     lifecycle_ = Lifecycle::draining;
   }
-  // Before start() the pipes may be blocking: what the child wrote is not
-  // read. After, what is in them is kept, as at any end.
+  // drain: what is in the pipes is kept, as at any end (a child start()
+  // could not watch is ended without reading them).
   if (drain) {
     backpressure_lifted_ = true;
     try {
