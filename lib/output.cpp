@@ -225,12 +225,7 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // A few reads per wakeup: enough to drain a full pipe, not so many that a
   // firehose on one child starves the others on the loop.
   constexpr int kReadsPerWakeup = 4;
-  const bool silent_so_far = first_output_at_ == 0;
-  const bool open = read_pipe(pipe, kReadsPerWakeup);
-  // The first byte hands the silence deadline from the first-output limit to
-  // the idle one, which may come sooner: the timer must move to it now.
-  if (silent_so_far && first_output_at_ != 0) arm_deadline();
-  if (open) return;
+  if (read_pipe(pipe, kReadsPerWakeup)) return;
   // The last pipe to close after the main process: publish first, and let
   // finish() close it (the caller is waiting for the result).
   const OutputPipe& other = &pipe == &out_ ? err_ : out_;
