@@ -11,8 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -128,8 +130,17 @@ struct HostDirs {
   std::atomic<uint64_t> next_child{0};
 };
 
+// Made on first use and freed by remove_host_cgroups at the engine's end:
+// not a static object, which static destruction could free before the
+// engine's end uses it. A plain atomic pointer has nothing to destroy.
+std::atomic<HostDirs*> g_host_dirs{nullptr};
+
 HostDirs& host_dirs() {
-  static HostDirs* dirs = new HostDirs;  // outlives static destruction: the engine's end uses it
+  HostDirs* dirs = g_host_dirs.load(std::memory_order_acquire);
+  if (dirs != nullptr) return *dirs;
+  auto* made = new HostDirs;
+  if (g_host_dirs.compare_exchange_strong(dirs, made, std::memory_order_acq_rel)) return *made;
+  delete made;  // another thread's came first
   return *dirs;
 }
 
@@ -421,7 +432,10 @@ bool ChildCgroup::remove(Nanos budget) noexcept {
 }
 
 void remove_host_cgroups() noexcept {
-  HostDirs& dirs = host_dirs();
+  HostDirs* made = g_host_dirs.exchange(nullptr, std::memory_order_acq_rel);
+  if (made == nullptr) return;  // no cgroup was ever made
+  std::unique_ptr<HostDirs> owned(made);  // nothing else runs at the engine's end
+  HostDirs& dirs = *owned;
   std::lock_guard<std::mutex> lock(dirs.mu);
   if (dirs.owner == getpid()) {
     for (const auto& entry : dirs.by_parent) {
