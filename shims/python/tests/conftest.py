@@ -6,11 +6,24 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
 import sup
+
+#: stdout and stderr captured: the keywords for a Popen whose output the test reads.
+PIPES: dict[str, Any] = {"stdout": sup.PIPE, "stderr": sup.PIPE}
+
+#: The ABI 0.3 routing ("tee", "null", "stdout"), "env_clear", sup_signal, pty.
+needs_03 = pytest.mark.skipif(
+    sup.library_version() < 300, reason="needs libsup 0.3 (routing, env_clear, sup_signal)"
+)
+
+
+def cap(args: Any, **kw: Any) -> sup.Result:
+    """sup.run with stdout and stderr captured; sup's Result."""
+    return sup.run(args, stdout=sup.PIPE, stderr=sup.PIPE, **kw).result
 
 
 def pid_gone(pid: int) -> bool:
