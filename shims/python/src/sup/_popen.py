@@ -60,6 +60,7 @@ StreamName = Literal["stdout", "stderr"]
 #: bytes or path; with shell=True, a command line) or a sequence of them.
 Args = Union[StrOrBytesPath, Sequence[StrOrBytesPath]]
 _STREAMS = {"stdout": _lib.STDOUT, "stderr": _lib.STDERR}
+_FEED = 1 << 16  # bytes per non-blocking write in communicate()
 
 
 def _stream(stream: str) -> int:
@@ -169,6 +170,7 @@ class Popen:
         self._stdin_raw: Optional[StdinWriter] = None
         self._readers: List[Optional[Union[OutputReader, TextOutputReader]]] = [None, None]
         self._comm: List[List[Any]] = [[], []]  # what communicate() read before a TimeoutExpired
+        self._comm_view: Optional[memoryview] = None  # input it had not sent yet
         self._codec = _text_codec(text, encoding, errors, universal_newlines)
         self._kill_on_exit = bool(kill_on_exit)
         self._routes = (stdin, stdout, stderr)
@@ -425,30 +427,49 @@ class Popen:
         """
         if input is not None and self.stdin is None:
             raise ValueError("communicate: input needs stdin=PIPE")
+        if self._comm_view is not None and input:
+            raise ValueError("Cannot send input after starting communication")
         deadline = None if timeout is None else time.monotonic() + timeout
-        if self.stdin is not None and not self.stdin.closed:
+        view, self._comm_view = self._comm_view or memoryview(b""), None
+        if self.stdin is not None and not self.stdin.closed and not view:
+            try:
+                self.stdin.flush()
+            except BrokenPipeError:
+                pass
             if input:
                 data = input.encode(*self._codec) if isinstance(input, str) and self._codec else input
                 if not isinstance(data, (bytes, bytearray, memoryview)):
                     raise TypeError("communicate: input must be bytes (or str in text mode)")
-                self._feed(bytes(data), deadline, timeout)
-            try:
-                self.stdin.close()
-            except BrokenPipeError:
-                pass
+                view = memoryview(bytes(data))
+            if not view:
+                self._close_stdin()
         readers = [self._readers[0], self._readers[1]]
-        while self._final() is None:
-            # With backpressure the child waits for its output to be read.
+        raw = self._stdin_raw
+        while True:
+            final = self._final() is not None
+            # Output is read as it comes: with backpressure the child waits for it.
             for i, f in enumerate(readers):
                 if f is not None and not f.closed:
                     self._comm[i].append(f.drain(False))
+            if view and raw is not None:
+                try:
+                    n = raw.write_nowait(view[:_FEED])
+                    if n:
+                        view = view[n:]
+                except BrokenPipeError:
+                    view = memoryview(b"")  # the child does not read it all: as subprocess
+                if not view:
+                    self._close_stdin()
+            if final and not view:
+                break
             ms = None
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self._comm_view = view  # the rest goes with the next communicate()
                     raise TimeoutExpired(self.args, cast(float, timeout))
                 ms = math.ceil(left * 1000)
-            self._poll_any(ms)
+            self._poll_any(ms, raw if view else None)
         result: List[Any] = [None, None]
         for i, f in enumerate(readers):
             if f is None:
@@ -460,7 +481,14 @@ class Popen:
             result[i] = ("" if self._codec else b"").join(parts)
         return result[0], result[1]
 
-    def _poll_any(self, ms: Optional[int]) -> None:
+    def _close_stdin(self) -> None:
+        if self.stdin is not None:
+            try:
+                self.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def _poll_any(self, ms: Optional[int], stdin: Optional[StdinWriter]) -> None:
         fds = []
         d = self._dup()
         if d is None:
@@ -472,23 +500,11 @@ class Popen:
             for f in self._readers:
                 if f is not None and not f.closed:
                     poller.register(f.fileno_for_poll(), select.POLLIN)
+            if stdin is not None:
+                poller.register(stdin.fileno_for_poll(), select.POLLOUT)
             poller.poll(ms)
         finally:
             os.close(d)
-
-    def _feed(self, data: bytes, deadline: Optional[float], timeout: Optional[float]) -> None:
-        assert self.stdin is not None and self._stdin_raw is not None
-        try:
-            self.stdin.flush()
-            raw = self._stdin_raw
-            view = memoryview(data)
-            while view:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutExpired(self.args, cast(float, timeout))
-                n = raw.write(view[: 1 << 16])
-                view = view[n:]
-        except BrokenPipeError:
-            pass  # the child does not read it all: as subprocess, not an error
 
     # ---- live output ---------------------------------------------------
 

@@ -424,6 +424,16 @@ class StdinWriter(io.RawIOBase):
         return True
 
     def write(self, b: Any) -> int:
+        while True:
+            n = self.write_nowait(b)
+            if n is not None:
+                return n
+            poller = select.poll()
+            poller.register(self.fileno_for_poll(), select.POLLOUT)
+            poller.poll()
+
+    def write_nowait(self, b: Any) -> Optional[int]:
+        """Bytes written, or None when the pipe is full."""
         if self.closed:
             raise ValueError("write to closed file")
         data = bytes(b)
@@ -431,26 +441,24 @@ class StdinWriter(io.RawIOBase):
             return 0
         h = self._h
         written = ctypes.c_size_t(0)
-        while True:
-            rc = h.api.input_write(h.ptr, data, len(data), ctypes.byref(written))
-            if rc == 0:
-                return written.value
-            if rc == _lib.EAGAIN:
-                self._wait_room()
-                continue
-            if rc == _lib.EPIPE:
-                raise BrokenPipeError(_errno.EPIPE, "sup: the child closed its stdin or ended")
-            if rc == _lib.EBADF:
-                raise ValueError("write to closed file")
-            check(rc, "sup_input_write")
+        rc = h.api.input_write(h.ptr, data, len(data), ctypes.byref(written))
+        if rc == 0:
+            return written.value
+        if rc == _lib.EAGAIN:
+            return None
+        if rc == _lib.EPIPE:
+            raise BrokenPipeError(_errno.EPIPE, "sup: the child closed its stdin or ended")
+        if rc == _lib.EBADF:
+            raise ValueError("write to closed file")
+        check(rc, "sup_input_write")
+        return 0
 
-    def _wait_room(self) -> None:
-        h = self._h
+    def fileno_for_poll(self) -> int:
+        """A dup of sup_input_fd, writable when the pipe has room."""
         if self._fd is None:
+            h = self._h
             self._fd = os.dup(check(h.api.input_fd(h.ptr), "sup_input_fd"))
-        poller = select.poll()
-        poller.register(self._fd, select.POLLOUT)
-        poller.poll()
+        return self._fd
 
     def close(self) -> None:
         if self.closed:
