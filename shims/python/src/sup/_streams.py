@@ -77,9 +77,9 @@ class Source:
         if after:
             return after
         h = self._h
+        final = False
         while True:
             with self._lock:
-                final = check(h.api.poll(h.ptr, 0), "sup_poll") == 1
                 before = self._pos.value
                 check(
                     h.api.output_read(
@@ -101,7 +101,10 @@ class Source:
             if data:
                 return data
             if final:
-                return None
+                return None  # final before this read, and it found nothing: the end
+            if check(h.api.poll(h.ptr, 0), "sup_poll") == 1:
+                final = True  # read once more: bytes may have come before the end
+                continue
             if not block:
                 return b""
             poller = select.poll()
@@ -202,6 +205,19 @@ class OutputReader(io.BufferedIOBase, _Segments):
 
     def read(self, size: Optional[int] = -1) -> bytes:
         self._start()
+        if size is not None and size > 0 and not self._buf and not self._gap and not self._eof:
+            # The common loop, read(65536) until b"": hand the chunk on uncopied.
+            got = self._src.next(True)
+            if got is None:
+                self._eof = True
+                return b""
+            if isinstance(got, int):
+                self._gap = got
+                return self._take(0)
+            if len(got) >= size:
+                self._buf += got[size:]
+                return got[:size] if len(got) > size else got
+            self._buf += got
         if size is None or size < 0:
             while self._pull():
                 pass
