@@ -868,6 +868,95 @@ static void row_capture(const struct opts *o) {
   }
 }
 
+/* A live reader streaming a child's whole output through sup_output_read,
+ * with backpressure_bytes set so that nothing is dropped: it waits with
+ * sup_output_wait and reads 64 KiB at a time until the result is final and
+ * a read gives nothing. Timed from before the spawn to the last byte read
+ * with the result final. Every byte must arrive, in order, with no gap. */
+static capture_cost sup_stream(const char *writer, uint64_t bytes, int writer_cpu) {
+  static char buf[READ_CHUNK];
+  char json[PATH_MAX + 256];
+  snprintf(json, sizeof json,
+           "{\"argv\":[\"%s\",\"%llu\"],\"backpressure_bytes\":%d,"
+           "\"env\":{\"SUP_BENCH_WRITER_CPU\":\"%d\"}}",
+           writer, (unsigned long long)bytes, 1 << 20, writer_cpu);
+  double c0 = cpu_ms_self(), t0 = now_us();
+  sup_proc *p = sup_start(json);
+  uint64_t pos = 0;
+  int final = 0; /* a read that gives nothing once final is the end */
+  for (;;) {
+    size_t n = 0;
+    uint64_t before = pos;
+    int rc = sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n);
+    if (rc < 0) die("sup_output_read: %s", sup_strerror(rc));
+    if (pos != before + n) die("stream: a gap of %llu bytes", (unsigned long long)(pos - before - n));
+    for (size_t i = 0; i < n; i++)
+      if (buf[i] != 'x') die("stream: byte %llu is wrong", (unsigned long long)(before + i));
+    if (n > 0) continue;
+    if (final) break;
+    if (sup_poll(p, 0) == 1) {
+      final = 1;
+      continue;
+    }
+    rc = sup_output_wait(p, pos, SUP_POS_IGNORE, -1);
+    if (rc < 0) die("sup_output_wait: %s", sup_strerror(rc));
+  }
+  capture_cost cost = cost_since(t0, c0);
+  expect_outcome(p, SUP_OUTCOME_EXITED, "stream");
+  if (pos != bytes) die("stream: read %llu of %llu bytes", (unsigned long long)pos, (unsigned long long)bytes);
+  sup_release(p);
+  return cost;
+}
+
+/* 1 GiB (24 MiB quick) streamed live through sup_output_read with
+ * backpressure, against the raw loop keeping the same head + tail (sup
+ * keeps them too while the reader sees every byte), on one CPU and across
+ * two, as the capture rows place them. */
+static void row_stream(const struct opts *o) {
+  uint64_t bytes = o->quick ? (uint64_t)24 << 20 : (uint64_t)1 << 30;
+  int rounds = o->quick ? 2 : 7;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    die("sched_getaffinity: %s", strerror(errno));
+  int cpus[2], ncpus = 0;
+  for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
+    if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
+  char *true_json = spec(TRUE_PATH, NULL, -1);
+  sup_true(true_json);
+  cJSON_free(true_json);
+  for (int place = 0; place < ncpus; place++) {
+    const char *pname = place == 0 ? "1cpu" : "2cpu";
+    int writer_cpu = cpus[place];
+    char **envp = env_with_cpu(writer_cpu);
+    cpu_set_t host;
+    CPU_ZERO(&host);
+    CPU_SET(cpus[0], &host);
+    pin_threads(&host);
+    samples keep = {0}, sup = {0};
+    note("stream_%s: %d x %llu MiB per side", pname, rounds, (unsigned long long)(bytes >> 20));
+    for (int r = 0; r < rounds; r++) {
+      for (int k = 0; k < 2; k++) {
+        if ((k + r) % 2 == 0) {
+          char *kept;
+          size_t len;
+          capture_cost c = keep_capture(o->writer, bytes, envp, &kept, &len);
+          free(kept);
+          push(&keep, (double)bytes / c.secs / 1e6);
+        } else {
+          capture_cost c = sup_stream(o->writer, bytes, writer_cpu);
+          push(&sup, (double)bytes / c.secs / 1e6);
+        }
+      }
+    }
+    printf("{\"row\":\"stream_%s\",\"placement\":\"%s\",\"unit\":\"MB/s\",\"bytes\":%llu,"
+           "\"host_cpu\":%d,\"writer_cpu\":%d,",
+           pname, pname, (unsigned long long)bytes, cpus[0], writer_cpu);
+    finish_row("keep", &keep, "sup", &sup, NULL);
+    pin_threads(&allowed);
+    free(envp);
+  }
+}
+
 /* sup_abort / sup_interrupt to final result, against what a program does
  * with a child started as sup starts one: kill() of the group, poll on the
  * pidfd and both pipes until exit and EOF, waitid. One of each, alternating. */
@@ -1712,7 +1801,7 @@ static void default_helper(char *out, size_t cap, const char *name) {
     die("path too long");
 }
 
-static const char *const ROWS[] = {"spawn",       "heap",  "capture", "abort",
+static const char *const ROWS[] = {"spawn",       "heap",  "capture", "stream", "abort",
                                    "interrupt",   "idle",  "max_runtime",
                                    "cpu",         "capacity", "rss", "scale"};
 
@@ -1744,7 +1833,7 @@ int main(int argc, char **argv) {
       snprintf(o.child, sizeof o.child, "%s", argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--rows spawn,heap,capture,abort,"
+              "usage: %s [--quick] [--rows spawn,heap,capture,stream,abort,"
               "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
@@ -1774,6 +1863,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   if (row_wanted(&o, "spawn")) row_spawn(&o);
   if (row_wanted(&o, "capture")) row_capture(&o);
+  if (row_wanted(&o, "stream")) row_stream(&o);
   if (row_wanted(&o, "abort")) row_stop(&o, 1);
   if (row_wanted(&o, "interrupt")) row_stop(&o, 0);
   if (row_wanted(&o, "idle")) row_deadline(&o, KIND_IDLE, o.child);
