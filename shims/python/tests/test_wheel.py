@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -88,3 +89,22 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     assert Path(path).is_relative_to(site) and Path(path).name == "libsup.so", path
     assert (said, code, version) == ("from the wheel", "3", "0.3.0")
     assert "/sup.libs/libuv" in uv, uv  # the grafted copy, not the system's
+
+
+def test_sdist_carries_the_library_sources(tmp_path: Path) -> None:
+    if subprocess.run([sys.executable, "-c", "import build"], capture_output=True).returncode:
+        pytest.skip("the build package is not installed (run-tests.sh installs it)")
+    if shutil.which("git") is None or not (HERE.parent.parent / ".git").exists():
+        pytest.skip("meson dist needs a git checkout")
+    made = subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(tmp_path), str(HERE)],
+        env=_clean_env(), capture_output=True, text=True, timeout=600,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    (sdist,) = tmp_path.glob("sup-*.tar.gz")
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    lib = HERE.parent.parent / "lib"
+    wanted = {f"libsup/lib/{p.name}" for p in lib.iterdir() if p.suffix in (".cpp", ".hpp", ".map")}
+    assert wanted <= names, sorted(wanted - names)
+    assert {"libsup/include/sup.h", "meson.build", "pyproject.toml", "src/sup/_popen.py"} <= names
