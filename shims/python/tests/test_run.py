@@ -14,7 +14,7 @@ import pytest
 import sup
 from sup import Outcome
 
-from conftest import cap, pid_gone, wait_until
+from conftest import cap, needs_03, pid_gone, wait_until
 
 
 def test_exited_with_code_and_exact_output() -> None:
@@ -278,3 +278,25 @@ def test_args_from_an_iterator_and_pathlike(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as e:
         cap(iter(["sup-no-such-program-xyz"]))  # type: ignore[arg-type]
     assert e.value.filename == "sup-no-such-program-xyz"
+
+
+@needs_03
+def test_first_output_timeout_and_the_phase() -> None:
+    t0 = time.monotonic()
+    r = cap(["sleep", "30"], first_output_timeout=0.3, idle_timeout=30.0)
+    assert r.outcome is Outcome.IDLE_TIMEOUT and r.phase == "first_output"
+    assert 0.3 <= time.monotonic() - t0 < 10
+    # once the first byte came, the idle clock runs from it
+    r = cap(["sh", "-c", "echo hi; exec sleep 30"], first_output_timeout=30.0, idle_timeout=0.3)
+    assert r.outcome is Outcome.IDLE_TIMEOUT and r.phase == "idle" and r.stdout == b"hi\n"
+    assert cap(["true"], first_output_timeout=5.0).phase is None
+
+
+@needs_03
+def test_routing_shows_in_the_result() -> None:
+    r = sup.run(["true"], stdout=sup.DEVNULL, stderr=sup.STDOUT).result
+    assert (r.json["stdout"]["routed"], r.json["stderr"]["routed"]) == ("null", "stdout")
+    r = sup.run(["true"], capture_output=True).result
+    assert (r.json["stdout"]["routed"], r.json["stderr"]["routed"]) == ("pipe", "pipe")
+    with pytest.raises(sup.SpecError, match="^idle_timeout"):  # sup reads neither stream
+        sup.run(["true"], stdout=sup.DEVNULL, stderr=sup.DEVNULL, idle_timeout=1.0)

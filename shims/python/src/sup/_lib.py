@@ -166,6 +166,9 @@ class Api:
         self.pty_resize: Optional[Callable[[int, int, int], int]] = opt(
             "sup_pty_resize", c_int, [P, c_int, c_int]
         )
+        self.result_phase: Optional[Callable[[int], int]] = opt(
+            "sup_result_phase", c_int, [P]
+        )
         self.result_signals: Callable[[int, _SizeP, _SizeP, int], int] = fn(
             "sup_result_signals",
             c_int,

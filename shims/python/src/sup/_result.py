@@ -8,7 +8,7 @@ import signal as _signal
 import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Literal, Optional
 
 from . import _lib
 from ._errors import CalledProcessError, SupError, check
@@ -50,6 +50,9 @@ class Result:
     stdout_omitted: int  #: bytes dropped from the middle of stdout
     stderr_omitted: int
     duration: float  #: seconds from spawn to the final result
+    #: for IDLE_TIMEOUT, which limit fired: "first_output" (first_output_timeout)
+    #: or "idle" (idle_timeout); None for every other outcome
+    phase: Optional[Literal["first_output", "idle"]]
     _json_source: "JsonSource" = field(repr=False, compare=False)
 
     @cached_property
@@ -132,6 +135,8 @@ def _output(a: _lib.Api, h: int, stream: int) -> bytes:
     return ctypes.string_at(ptr, n.value)
 
 
+_PHASES: Dict[int, Literal["first_output", "idle"]] = {1: "first_output", 2: "idle"}
+
 _OUTCOMES = {
     1: Outcome.EXITED,
     2: Outcome.SIGNALED,
@@ -160,6 +165,9 @@ def from_handle(handle: _lib.Handle, args: Any, pid: int) -> Result:
             lost = check(a.result_status_lost(h), "result") == 1
         else:
             returncode = -term
+    phase: Optional[Literal["first_output", "idle"]] = None
+    if outcome is Outcome.IDLE_TIMEOUT and a.result_phase is not None:
+        phase = _PHASES.get(check(a.result_phase(h), "result"))
     return Result(
         args=args,
         pid=pid,
@@ -173,5 +181,6 @@ def from_handle(handle: _lib.Handle, args: Any, pid: int) -> Result:
         stdout_omitted=check(a.result_omitted_bytes(h, _lib.STDOUT), "result"),
         stderr_omitted=check(a.result_omitted_bytes(h, _lib.STDERR), "result"),
         duration=a.result_duration_ms(h) / 1000.0,
+        phase=phase,
         _json_source=JsonSource(handle),
     )
