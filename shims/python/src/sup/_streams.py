@@ -482,6 +482,11 @@ class StdinWriter(io.RawIOBase):
         try:
             h = self._h
             rc = h.api.input_close(h.ptr)
+            while rc == _lib.EAGAIN:  # a pty's input queue is full: VEOF waits for room
+                poller = select.poll()
+                poller.register(self.fileno_for_poll(), select.POLLOUT)
+                poller.poll()
+                rc = h.api.input_close(h.ptr)
             if rc not in (0, _lib.EBADF):
                 check(rc, "sup_input_close")
         finally:
