@@ -24,6 +24,7 @@ _KEY_NAMES = {
     "stderr": "stderr",
     "pty": "pty",
     "contain": "contain",
+    "cgroup_parent": "cgroup_parent",
     "idle_timeout_ms": "idle_timeout",
     "first_output_timeout_ms": "first_output_timeout",
     "max_runtime_ms": "max_runtime",

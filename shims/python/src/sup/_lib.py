@@ -169,6 +169,9 @@ class Api:
         self.result_phase: Optional[Callable[[int], int]] = opt(
             "sup_result_phase", c_int, [P]
         )
+        self.result_contained: Optional[Callable[[int], int]] = opt(
+            "sup_result_contained", c_int, [P]
+        )
         self.result_signals: Callable[[int, _SizeP, _SizeP, int], int] = fn(
             "sup_result_signals",
             c_int,

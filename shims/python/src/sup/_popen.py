@@ -119,8 +119,11 @@ class Popen:
 
     sup's keywords: ``idle_timeout``, ``first_output_timeout``,
     ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
-    ``max_output``, ``backpressure``, ``pty``, ``contain``, ``input`` (bytes
-    written to stdin by the library), ``kill_on_exit``: see :func:`sup.run`.
+    ``max_output``, ``backpressure``, ``pty``, ``contain``,
+    ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
+    ``kill_on_exit``: see :func:`sup.run`. With ``pty``, ``stdin=PIPE``
+    types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
+    to the terminal too (None or STDOUT).
 
     Leaving a ``with`` block closes the pipes and waits for the child, as
     subprocess does (with ``kill_on_exit=True`` it aborts the child first);
@@ -161,6 +164,7 @@ class Popen:
         backpressure: Optional[int] = None,
         pty: Union[bool, Tuple[int, int]] = False,
         contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
         self._result: Optional[Result] = None
@@ -199,6 +203,7 @@ class Popen:
             max_output=max_output,
             backpressure=backpressure,
             contain=contain,
+            cgroup_parent=cgroup_parent,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
@@ -715,6 +720,7 @@ def run(
     backpressure: Optional[int] = None,
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
 ) -> CompletedProcess:
     """Run ``args`` under supervision; subprocess.run's keywords and meanings.
 
@@ -733,8 +739,10 @@ def run(
     tail; default 16 MiB); ``backpressure`` bytes a live reader may lag
     before the child is held back; ``env_update`` variables to set on top of
     the inherited environment (None removes one); ``pty`` True or
-    (rows, cols): the child on a pseudo-terminal; ``contain`` "group"
-    (default), "cgroup" or "auto". Those endings return normally.
+    (rows, cols): the child on a pseudo-terminal (its output is the stdout
+    stream); ``contain`` "group" (default), "cgroup" or "auto": a cgroup
+    holds the child's whole tree, ended with it; ``cgroup_parent`` where
+    sup makes its cgroups. Those endings return normally.
 
     A KeyboardInterrupt interrupts the child gracefully, waits for its end
     (a second Ctrl-C aborts it), and is re-raised. Any other exception
@@ -746,7 +754,7 @@ def run(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
     )
     try:
         try:
@@ -791,6 +799,7 @@ async def run_async(
     backpressure: Optional[int] = None,
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
 ) -> CompletedProcess:
     """:func:`run` for asyncio: awaits on the event loop, no thread.
 
@@ -802,7 +811,7 @@ async def run_async(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
     )
     try:
         r = await p._wait_result_async()

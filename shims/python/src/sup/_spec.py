@@ -178,6 +178,7 @@ def build(
     max_output: Optional[int],
     backpressure: Optional[int],
     contain: Optional[str],
+    cgroup_parent: Optional[StrOrBytesPath],
 ) -> bytes:
     """The spec's JSON text, as bytes. ``args`` is already a list."""
     argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
@@ -274,6 +275,8 @@ def build(
         if contain not in ("group", "cgroup", "auto"):
             raise SpecError(f"contain: must be 'group', 'cgroup' or 'auto', not {contain!r}")
         parts.append(b'"contain":"' + contain.encode() + b'"')
+    if cgroup_parent is not None:
+        parts.append(b'"cgroup_parent":' + _jstr(_fsbytes(cgroup_parent, "cgroup_parent")))
 
     return b",".join(parts) + b"}"
 
