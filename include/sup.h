@@ -13,7 +13,8 @@
  *   cwd, a huge argv) never stalls the supervision of the others. The calls
  *   below only hand requests to them or wait for them.
  *
- *   - sup_interrupt and sup_abort may be called from any thread at any time,
+ *   - sup_interrupt, sup_abort and sup_signal may be called from any thread
+ *     at any time,
  *     concurrently with every other call on the same handle except
  *     sup_release, and are async-signal-safe: a host may call them from its
  *     SIGINT handler. Requests are latched: none is lost, whenever it lands.
@@ -51,6 +52,14 @@
  *   "stdin": {"base64": ...} and "stdin": "pipe" with sup_input_*,
  *   "status_lost" and sup_result_status_lost, sup_result_rusage,
  *   sup_result_signals, release while others wait, fork safety.
+ *
+ *   0.3 adds, without changing any 0.2 symbol: stdio routing ("stdout" and
+ *   "stderr": "pipe", "tee", "inherit", "null"; "stderr": "stdout") with
+ *   "routed" in each stream's result; "env_clear"; "first_output_timeout_ms"
+ *   with "phase" in the result, enum sup_phase and sup_result_phase;
+ *   sup_signal (any signal to the child's group) and SUP_ESRCH; signal names
+ *   as bash's `kill -l` prints them, sup_signal_name, and every such name
+ *   accepted by sup_signal_parse and "interrupt_signal".
  */
 #ifndef SUP_H
 #define SUP_H
@@ -69,7 +78,7 @@ extern "C" {
 #endif
 
 #define SUP_VERSION_MAJOR 0
-#define SUP_VERSION_MINOR 2
+#define SUP_VERSION_MINOR 3
 #define SUP_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sup_version(). */
 #define SUP_VERSION_NUMBER \
@@ -79,6 +88,7 @@ extern "C" {
 enum sup_error {
   SUP_OK = 0,
   SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group) */
+  SUP_ESRCH = -3,     /* sup_signal: the result is final, the child is gone */
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
   SUP_E2BIG = -7,     /* argv plus environment too large for exec */
   SUP_ENOEXEC = -8,   /* argv[0] is not in an executable format */
@@ -115,6 +125,16 @@ enum sup_outcome {
                                    killed at once because sup could not
                                    watch it (out of memory, or epoll's
                                    watch limit): see sup_spawn */
+};
+
+/* Which silence limit ended an "idle_timeout" child (sup_result_phase, the
+ * result's "phase"). */
+enum sup_phase {
+  SUP_PHASE_NONE = 0,         /* the outcome is not idle_timeout */
+  SUP_PHASE_FIRST_OUTPUT = 1, /* first_output_timeout_ms: no byte yet */
+  SUP_PHASE_IDLE = 2          /* idle_timeout_ms: silent since a byte (or,
+                                 without first_output_timeout_ms, since the
+                                 clone) */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -158,11 +178,22 @@ SUP_API const char *sup_strerror(int err);
 SUP_API const char *sup_outcome_name(int outcome);
 
 /* Parses a signal as the spec's "interrupt_signal" does: a name with or
- * without "SIG", in any case ("TERM", "SIGint"), or a decimal number.
- * Returns the signal number (> 0).
+ * without "SIG", in any case ("TERM", "SIGint", "IOT"), every name
+ * sup_signal_name prints ("SIGRTMIN+3", "rtmax-2", "SIG32"), any
+ * "RTMIN+N" / "RTMAX-N" within the real-time range, or a decimal number
+ * (1..64). Returns the signal number (> 0).
  * Errors: SUP_EINVAL (NULL, or no such signal on this system).
  * Thread-safety: any thread. */
 SUP_API int sup_signal_parse(const char *text);
+
+/* sup_signal_name: the name bash's `kill -l` prints for sig, with "SIG":
+ * "SIGTERM"; "SIGRTMIN", "SIGRTMIN+N" up to the middle of the real-time
+ * range, "SIGRTMAX-N" above it, "SIGRTMAX"; "SIG32" and "SIG33" for the two
+ * glibc keeps for itself. The names the result prints; sup_signal_parse
+ * gives the number back.
+ * Returns a static string for 1..64, NULL for any other value.
+ * Thread-safety: any thread. */
+SUP_API const char *sup_signal_name(int sig);
 
 /* sup_spawn: validate the JSON spec and start the child.
  *
@@ -174,6 +205,35 @@ SUP_API int sup_signal_parse(const char *text);
  *                     host's)
  *   env               object: a string value sets a variable, null removes
  *                     it; everything else is inherited (default: inherit all)
+ *   env_clear         true: nothing is inherited, the environment is exactly
+ *                     env (a null there is a no-op); argv[0] is then searched
+ *                     in env's PATH, or in "/bin:/usr/bin" when env has none
+ *                     (execvp's default). Default false
+ *   stdout            where the child's stdout goes: "pipe" (default): sup
+ *                     reads and keeps it; "tee": the same, and every byte is
+ *                     also copied to the host's fd 1 as it arrives; "inherit":
+ *                     the host's fd 1 itself (not read by sup: nothing is
+ *                     captured, and it does not feed the idle clock); "null":
+ *                     /dev/null
+ *   stderr            the same for fd 2, or "stdout": the same pipe or
+ *                     descriptor as stdout (its routing, its capture, the
+ *                     order written kept; the stderr stream is then empty).
+ *                     A "tee" copy never blocks sup: it is written through a
+ *                     non-blocking description of sup's own (a pipe, FIFO or
+ *                     terminal is opened anew through /proc/self/fd; a socket
+ *                     is sent to with MSG_DONTWAIT; a regular file is written
+ *                     as it is). What the host's fd cannot take at once waits
+ *                     in sup (in order), and while more than 256 KiB waits,
+ *                     sup stops reading the stream, so that the child blocks
+ *                     on write as it would on the host's fd itself (the idle
+ *                     clock does not run meanwhile). Once the main process
+ *                     has exited, or sup is ending it, nothing is held back;
+ *                     the result then waits for the host's fd as long as it
+ *                     takes some bytes each second; past that, and after
+ *                     sup_abort or sup_release, copies it has not taken are
+ *                     dropped, as is everything once the fd fails (EPIPE: its
+ *                     reader is gone; sup takes back the SIGPIPE). The
+ *                     capture keeps every byte in every case.
  *   stdin             "null" (default), "inherit", {"data": "..."} or
  *                     {"base64": "..."}: the bytes (the string's UTF-8, or
  *                     the decoded base64, RFC 4648 with or without padding)
@@ -181,13 +241,22 @@ SUP_API int sup_signal_parse(const char *text);
  *                     closed; or "pipe": the host writes with
  *                     sup_input_write and closes with sup_input_close
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
- *                     stderr (the first period from its clone); 0 = off
- *                     (default)
+ *                     stderr (the first period from its clone, or from the
+ *                     first byte with first_output_timeout_ms); 0 = off
+ *                     (default). Only streams sup reads count ("pipe",
+ *                     "tee"): with neither, SUP_EINVAL
+ *   first_output_timeout_ms  end the child (outcome "idle_timeout", "phase":
+ *                     "first_output") when neither stream has produced a
+ *                     byte this long after its clone; 0 = off (default).
+ *                     When set, the idle clock starts at the first byte:
+ *                     before it only this limit applies, after it only
+ *                     idle_timeout_ms. With neither stream read, SUP_EINVAL
  *   max_runtime_ms    end the child this long after the sup_spawn call
  *                     (time queued behind other spawns included); 0 = off
  *                     (default)
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
- *   interrupt_signal  "SIGTERM", "TERM" or a number (default SIGTERM)
+ *   interrupt_signal  a name or number as sup_signal_parse takes it
+ *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
  *   on_timeout        "interrupt" (default): interrupt signal, SIGKILL after
  *                     grace; "kill": SIGKILL at once
  *   max_output_bytes  per stream, bytes kept: past it the first half and the
@@ -274,6 +343,22 @@ SUP_API int sup_poll(sup_proc *p, int timeout_ms);
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_interrupt(sup_proc *p);
 
+/* sup_signal: sends sig to the child's process group (which its main
+ * process leads unless it left it), as kill(2) to the group would, from any
+ * thread or a signal handler. A host's signal, not an ending: it never
+ * changes the outcome (a child that dies of it is "signaled") nor starts
+ * the escalation, and is listed in signals_sent when it reached at least
+ * one process (the first 64 sup_signal calls of a handle are listed). After
+ * the main process exits, until the result is final, what it left in the
+ * group still gets it. sig 0 sends nothing: 0 while the result is not
+ * final, SUP_ESRCH once it is (a liveness probe).
+ * Returns 0.
+ * Errors: SUP_EINVAL (NULL handle, sig < 0 or > 64), SUP_ESRCH (the result
+ * is final, or the host reaped the main process itself, or no process is
+ * left in the group), SUP_EPERM (the kernel refused), SUP_ECHILD.
+ * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
+SUP_API int sup_signal(sup_proc *p, int sig);
+
 /* sup_abort: hard stop. SIGKILL to the child's process group now.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
@@ -283,11 +368,12 @@ SUP_API int sup_abort(sup_proc *p);
 
 /* sup_result: the final result as a JSON object, owned by the handle and
  * valid until sup_release:
- *   {"outcome": "idle_timeout", "exit_code": null, "term_signal": "SIGTERM",
+ *   {"outcome": "idle_timeout", "phase": "idle", "exit_code": null,
+ *    "term_signal": "SIGTERM",
  *    "status_lost": false, "forced_kill": false, "pid": 4242,
  *    "duration_ms": 2003.1,
  *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
- *               "omitted_bytes": 0},
+ *               "omitted_bytes": 0, "routed": "pipe"},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
@@ -297,6 +383,10 @@ SUP_API int sup_abort(sup_proc *p);
  * is omitted; the count stays exact. "duration_ms" runs from the sup_spawn
  * call to the final result, "at_ms" from that call too. "forced_kill" says
  * SIGKILL was needed.
+ * "phase" is "first_output" or "idle" for an idle_timeout outcome (which
+ * limit fired), null for every other. "routed" is each stream's routing:
+ * "pipe", "tee", "inherit", "null" or "stdout" (stderr into stdout).
+ * Signal names are sup_signal_name's.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
@@ -442,6 +532,11 @@ SUP_API int sup_result_exit_code(sup_proc *p);
  * lost). Thread-safety: any thread. */
 SUP_API int sup_result_term_signal(sup_proc *p);
 
+/* Returns enum sup_phase: for an idle_timeout outcome which limit fired
+ * (SUP_PHASE_FIRST_OUTPUT or SUP_PHASE_IDLE), else SUP_PHASE_NONE.
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
+SUP_API int sup_result_phase(sup_proc *p);
+
 /* Returns 1 when sup had to send SIGKILL (after grace, on_timeout "kill",
  * abort, or to end what the main process left behind), else 0.
  * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
@@ -482,7 +577,8 @@ SUP_API int sup_result_status_lost(sup_proc *p);
 SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
                               int64_t *max_rss_kb);
 
-/* sup_result_signals: the signals sup sent to the child's group, in order
+/* sup_result_signals: the signals sent to the child's group (sup's own, and
+ * the host's through sup_signal), in time order
  * (the JSON's "signals_sent"; SIGCONT sent beside an interrupt signal is not
  * listed). Copies up to cap of them into signals[] and at_ms[] (ms since
  * the sup_spawn call); either array may be NULL (that part is not copied).

@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "launch.hpp"
 #include "process.hpp"
+#include "routing.hpp"
 #include "signal_names.hpp"
 #include "spec.hpp"
 #include "sup.h"
@@ -65,20 +66,6 @@ void write_detail(char* buf, size_t size, const std::string& message) noexcept {
   buf[n] = '\0';
 }
 
-struct Pipe {
-  UniqueFd read_end;
-  UniqueFd write_end;
-};
-
-Pipe make_pipe() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw sup::LaunchError{-errno, std::string("pipe: ") + strerrordesc_np(errno)};
-  Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
-  p.read_end = sup::above_stdio(std::move(p.read_end));
-  p.write_end = sup::above_stdio(std::move(p.write_end));
-  return p;
-}
-
 void set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
@@ -93,18 +80,13 @@ int spawn(const char* spec_json, sup_proc** out) {
   engine.prewake_spawner();  // wakes while the pipes are made
 
   sup::SpawnFds fds;
-  Pipe out_pipe = make_pipe();
-  Pipe err_pipe = make_pipe();
-  fds.child_out = std::move(out_pipe.write_end);
-  fds.child_err = std::move(err_pipe.write_end);
-  fds.out_read = std::move(out_pipe.read_end);
-  fds.err_read = std::move(err_pipe.read_end);
-  fds.stdio = {{engine.dev_null(), fds.child_out.get(), fds.child_err.get()}};
+  sup::plan_output(spec, engine.dev_null(), fds);
+  fds.stdio.fd[0] = engine.dev_null();
   if (spec.stdin_mode == sup::StdinMode::inherit) {
     // A host that closed its stdin passes /dev/null rather than nothing.
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
   } else if (spec.stdin_mode == sup::StdinMode::data || spec.stdin_mode == sup::StdinMode::pipe) {
-    Pipe stdin_pipe = make_pipe();
+    sup::PipeEnds stdin_pipe = sup::make_pipe();
     set_nonblocking(stdin_pipe.write_end.get());
     fds.child_stdin = std::move(stdin_pipe.read_end);
     fds.stdin_write = std::move(stdin_pipe.write_end);
@@ -149,6 +131,7 @@ SUP_API const char* sup_strerror(int err) {
   switch (err) {
     case SUP_OK: return "success";
     case SUP_EPERM: return "operation not permitted";
+    case SUP_ESRCH: return "the child is gone: its result is final";
     case SUP_ENOENT: return "no such file or directory";
     case SUP_E2BIG: return "argument list too long";
     case SUP_ENOEXEC: return "exec format error";
@@ -184,6 +167,15 @@ SUP_API int sup_signal_parse(const char* text) {
   } catch (...) {
     return SUP_ENOMEM;
   }
+}
+
+SUP_API const char* sup_signal_name(int sig) { return sup::signal_name_or_null(sig); }
+
+SUP_API int sup_signal(sup_proc* p, int sig) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (sig < 0 || sig > 64) return SUP_EINVAL;
+  return proc->signal_from_caller(sig);
 }
 
 SUP_API int sup_spawn_v2(const char* spec_json, sup_proc** out, char* errbuf, size_t errbuf_size, int* failed_part) {
@@ -378,6 +370,12 @@ SUP_API int sup_result_term_signal(sup_proc* p) {
   Call proc(p);
   SUP_FINAL_OR_RETURN(proc);
   return proc->result().term_signal ? *proc->result().term_signal : SUP_ENODATA;
+}
+
+SUP_API int sup_result_phase(sup_proc* p) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().phase;
 }
 
 SUP_API int sup_result_status_lost(sup_proc* p) {

@@ -137,6 +137,7 @@ bool Process::take_interrupt_latch() noexcept {
 
 void Process::adopt_caller_signals() {
   if (ended()) return;
+  adopt_host_signals();
   Nanos kill_at = caller_kill_at_.load(std::memory_order_acquire);
   if (escalation_ == Escalation::kill_sent) kill_at = 0;  // the loop's, or adopted already
   // A kill closes the latch (kill_from_caller did so already): a caller's
@@ -192,7 +193,7 @@ void Process::after_leader_exit() {
   // waits for the result, and finish() closes the pipes and the exit watch
   // after publishing it.
   if (out_done && err_done) {
-    finish();
+    finish_after_copies();
     return;
   }
   // The pidfd stays readable: stop watching it, or the loop would spin.
@@ -290,7 +291,7 @@ bool Process::act_on_deadline() {
     }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
-    if (cause_ == Cause::none && idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_) {
+    if (cause_ == Cause::none && now >= silence_deadline()) {
       // Bytes already in a pipe are activity, even if the loop has not read
       // them yet (it may have been busy): read before calling the child idle.
       for (OutputPipe* pipe : {&out_, &err_})
@@ -300,10 +301,10 @@ bool Process::act_on_deadline() {
       if (ended()) return true;
     }
     if (cause_ == Cause::none) {
-      bool idle = idle_timeout_ > 0 && !any_held_back() && now - last_activity_ >= idle_timeout_;
+      bool idle = now >= silence_deadline();
       bool too_long = max_runtime_ > 0 && now - called_at_ >= max_runtime_;
       if (idle || too_long) {
-        timeout_kind_ = idle ? TimeoutKind::idle : TimeoutKind::max_runtime;
+        timeout_kind_ = idle ? silence_kind() : TimeoutKind::max_runtime;
         timed_out();
       }
     }
@@ -311,6 +312,11 @@ bool Process::act_on_deadline() {
   if (!ended() && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
     kill_group(now);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
+    finish();
+    return true;
+  }
+  // The host's fd took no tee copy for kTeeStall: the rest is dropped.
+  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0 && now >= tee_give_up_at_) {
     finish();
     return true;
   }
@@ -340,11 +346,12 @@ Nanos Process::next_deadline() const noexcept {
   if (ended()) return kNever;
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
-    if (idle_timeout_ > 0 && !any_held_back()) next = std::min(next, last_activity_ + idle_timeout_);
+    next = std::min(next, silence_deadline());
     if (max_runtime_ > 0) next = std::min(next, called_at_ + max_runtime_);
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
+  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0) next = std::min(next, tee_give_up_at_);
   return next;
 }
 

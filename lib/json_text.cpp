@@ -209,7 +209,7 @@ void append_json_unescaped(std::string& out, const char* text, size_t len) {
   }
 }
 
-StreamJson::StreamJson(const Capture& c) {
+StreamJson::StreamJson(const Capture& c, const char* routed) {
   if (auto flat = c.flat()) {
     bytes_ = *flat;
   } else {
@@ -243,7 +243,9 @@ StreamJson::StreamJson(const Capture& c) {
   closing_ += c.truncated() ? "true" : "false";
   closing_ += ", \"omitted_bytes\": ";
   append_decimal(closing_, c.omitted());
-  closing_ += "}";
+  closing_ += ", \"routed\": \"";
+  closing_ += routed;
+  closing_ += "\"}";
 }
 
 size_t StreamJson::length() const noexcept {

@@ -55,7 +55,8 @@ struct KeptInText {
 // reserved exactly and then written without a reallocation or an exception.
 class StreamJson {
  public:
-  explicit StreamJson(const Capture& capture);
+  // routed: the stream's "routed" value (route_name).
+  StreamJson(const Capture& capture, const char* routed);
   StreamJson(const StreamJson&) = delete;
   StreamJson& operator=(const StreamJson&) = delete;
 

@@ -170,8 +170,9 @@ LaunchPlan plan_launch(const Spec& spec) {
   plan.tty_foreground = spec.tty_foreground;
 
   const char* path_value = nullptr;
-  if (!spec.env.empty()) {
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
+  if (!spec.env.empty() || spec.env_clear) {
+    if (!spec.env_clear)
+      for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
     for (const auto& [name, value] : spec.env) {
       std::string prefix = name + "=";
       auto& env = plan.env_storage;
@@ -185,6 +186,7 @@ LaunchPlan plan_launch(const Spec& spec) {
     }
     for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
     plan.envp.push_back(nullptr);
+    // With env_clear and no PATH in env: kDefaultPath, as execvp.
     path_value = find_env(plan.env_storage, "PATH");
   } else {
     path_value = getenv("PATH");
@@ -261,6 +263,15 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};
   }
+}
+
+PipeEnds make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw LaunchError{-errno, std::string("pipe: ") + describe_errno(errno)};
+  PipeEnds p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  p.read_end = above_stdio(std::move(p.read_end));
+  p.write_end = above_stdio(std::move(p.write_end));
+  return p;
 }
 
 UniqueFd above_stdio(UniqueFd fd) {

@@ -89,6 +89,13 @@ struct Launched {
 // Throws LaunchError with the errno of the step that failed (cwd, exec, ...).
 Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack);
 
+// A close-on-exec pipe, both ends above stdio. Throws LaunchError.
+struct PipeEnds {
+  UniqueFd read_end;
+  UniqueFd write_end;
+};
+PipeEnds make_pipe();
+
 // Moves fd to a number >= 3 if it is 0, 1 or 2 (a host that closed its own
 // stdio would otherwise get our pipes there). Returns the fd to use.
 UniqueFd above_stdio(UniqueFd fd);

@@ -49,6 +49,7 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   pid_ = pid;
   last_activity_ = started_at;
+  started_at_ = started_at;
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
   stdin_fd_ = std::move(stdin_fd);
@@ -70,8 +71,9 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
     make_watch(exit_watch_, pidfd_.get(), "pidfd");
-    make_watch(out_.poll, out_.fd.get(), "stdout");
-    make_watch(err_.poll, err_.fd.get(), "stderr");
+    // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe.
+    if (out_.open()) make_watch(out_.poll, out_.fd.get(), "stdout");
+    if (err_.open()) make_watch(err_.poll, err_.fd.get(), "stderr");
     if (drivers_ > 0)
       stepped_back_ = true;
     else
@@ -199,8 +201,10 @@ void Process::sync_watches() {
 }
 
 bool Process::can_drive() const noexcept {
+  // Nor with a tee: its copies are written on the loop thread, where every
+  // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !tty_fd_.valid() &&
-         backpressure_bytes_ == 0 && !released();
+         backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !released();
 }
 
 void Process::retire(UniqueFd& fd) noexcept {
@@ -224,7 +228,7 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // finish() close it (the caller is waiting for the result).
   const OutputPipe& other = &pipe == &out_ ? err_ : out_;
   if (lifecycle_ == Lifecycle::draining && !other.open()) {
-    finish();
+    finish_after_copies();
     return;
   }
   close_pipe(pipe);
@@ -260,12 +264,14 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
+      if (first_output_at_ == 0) first_output_at_ = last_activity_;
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));
         signal_ready(pipe);
         if (waiters_ > 0) changed_.notify_all();
       }
+      if (pipe.tee) tee_copy(pipe, buf, static_cast<size_t>(n));
       hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
@@ -303,10 +309,12 @@ void Process::hold_back_if_needed(OutputPipe& pipe) {
 bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
 
 void Process::lift_backpressure() {
-  if (backpressure_lifted_ || backpressure_bytes_ == 0) return;
+  if (backpressure_lifted_) return;
+  // Also what a tee's slow host fd holds back.
   backpressure_lifted_ = true;
   for (OutputPipe* pipe : {&out_, &err_}) {
     if (!pipe->paused) continue;
+    pipe->tee_held = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       pipe->paused = false;
@@ -328,7 +336,7 @@ void Process::lift_backpressure() {
 void Process::resume_held_back() {
   bool resumed = false;
   for (OutputPipe* pipe : {&out_, &err_}) {
-    if (!pipe->paused) continue;
+    if (!pipe->paused || pipe->tee_held) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pipe->capture.total() - pipe->consumer_pos > resume_at()) continue;

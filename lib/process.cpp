@@ -70,6 +70,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
       idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
+      first_output_timeout_(spec.first_output_timeout_ms * kNanosPerMs),
       max_runtime_(spec.max_runtime_ms * kNanosPerMs),
       grace_(spec.grace_ms * kNanosPerMs),
       interrupt_signal_(spec.interrupt_signal),
@@ -83,6 +84,10 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM).
   signals_sent_.reserve(2);
+  out_.routed = route_name(spec.stdout_route);
+  err_.routed = route_name(spec.stderr_route);
+  if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);
+  if (spec.stderr_route == Route::tee) err_.tee = TeeSink::open(2);
   DeadlineSet seed;
   seed.emplace(0, this);
   deadline_node = seed.extract(seed.begin());
@@ -399,6 +404,8 @@ void Process::abandon() noexcept {
   stdin_watch_.forget();
   out_.poll.forget();
   err_.poll.forget();
+  out_.tee_watch.forget();
+  err_.tee_watch.forget();
   delete this;
 }
 

@@ -23,6 +23,7 @@
 #include "clock.hpp"
 #include "engine.hpp"
 #include "json_text.hpp"
+#include "routing.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
 #include "uv_handle.hpp"
@@ -43,7 +44,7 @@ enum class Escalation { none, interrupt_sent, kill_sent };
 
 // Why sup ended the main process, ordered by the outcome priority.
 enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
-enum class TimeoutKind { idle, max_runtime };
+enum class TimeoutKind { idle, first_output, max_runtime };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
@@ -64,6 +65,7 @@ struct Result {
   Nanos duration = 0;
   std::vector<SignalSent> signals_sent;
   struct rusage usage {};
+  int phase = 0;  // enum sup_phase
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -86,6 +88,14 @@ struct OutputPipe {
   bool ready_signaled = false;
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
+  // The result's "routed" (route_name); immutable.
+  const char* routed = "pipe";
+  // "tee": the copy to the host's fd (routing.cpp), its writability watch
+  // while the fd has not taken everything, and whether that holds the
+  // stream back (paused). Loop thread only.
+  std::unique_ptr<TeeSink> tee;
+  UvHandle<uv_poll_t> tee_watch;
+  bool tee_held = false;
 };
 
 struct ResolvedStdio;
@@ -132,6 +142,9 @@ class Process {
   // loop or another caller sent it already. Async-signal-safe. Returns when
   // this call sent it, 0 if it did not.
   Nanos interrupt_from_caller() noexcept;
+  // sup_signal: sig (0: only whether the result is final yet) to the group,
+  // recorded for signals_sent. Async-signal-safe. Returns 0 or an error.
+  int signal_from_caller(int sig) noexcept;
   // sup_interrupt's second step: the loop is to act on the interrupt (arm
   // the grace's kill), by the grace's end at the latest if this caller sent
   // it at sent_at (not 0). Async-signal-safe. Returns 1 if already final.
@@ -280,6 +293,28 @@ class Process {
   void close_stdin();
   void signal_ready(OutputPipe& pipe);  // under mu_
 
+  // first_output.cpp: the silence limits. The deadline of the one that
+  // applies now (first output before the first byte, when set; else idle),
+  // or kNever; and which one it is.
+  Nanos silence_deadline() const noexcept;
+  TimeoutKind silence_kind() const noexcept;
+
+  // host_signal.cpp: sup_signal's records, taken into signals_sent_ by the
+  // loop (adopt_caller_signals), and put in time order at the end.
+  void adopt_host_signals() noexcept;
+  void order_signals_sent();
+
+  // routing.cpp: the "tee" copies.
+  static void on_tee_ready(uv_poll_t* handle, int status, int events);
+  void tee_copy(OutputPipe& pipe, const char* data, size_t len);
+  void tee_writable(OutputPipe& pipe, int status);
+  // Copies the host's fd has yet to take, which the result waits for (up
+  // to kTeeStall without progress) once the main process has exited.
+  bool copies_pending() const noexcept;
+  // finish(), or, while copies_pending(), once they are written.
+  void finish_after_copies();
+  void close_tees() noexcept;
+
   // escalation.cpp
   // Acts on every deadline that is due; returns true if nothing is left to
   // arm (the process ended, or its exit was handled).
@@ -356,6 +391,7 @@ class Process {
 
   // Settings from the spec, immutable.
   const Nanos idle_timeout_;
+  const Nanos first_output_timeout_;
   const Nanos max_runtime_;
   const Nanos grace_;
   const int interrupt_signal_;
@@ -408,8 +444,11 @@ class Process {
   Cause cause_ = Cause::none;
   TimeoutKind timeout_kind_ = TimeoutKind::idle;
   Nanos last_activity_ = 0;
+  Nanos started_at_ = 0;    // the clone: where the first silence is counted from
+  Nanos first_output_at_ = 0;  // the first byte read, 0 until then
   Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
   Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
+  Nanos tee_give_up_at_ = 0;    // after the exit, how long the tee copies may wait
   siginfo_t leader_status_{};
   // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
   // status is gone, and its pid, so the group id, may be reused at any time.
@@ -438,6 +477,16 @@ class Process {
   static constexpr Nanos kLatchClosed = -1;
   std::atomic<Nanos> interrupt_latch_{0};
   std::atomic<bool> published_{false};
+  // sup_signal's sends, claimed by index (host_sent_count_), each slot's
+  // signal stored last; adopted in order up to the first unwritten slot.
+  static constexpr unsigned kHostSignalSlots = 64;
+  struct HostSignal {
+    std::atomic<int> signal{0};
+    std::atomic<Nanos> at{0};
+  };
+  HostSignal host_sent_[kHostSignalSlots];
+  std::atomic<unsigned> host_sent_count_{0};
+  unsigned host_sent_adopted_ = 0;  // loop side
   // Set by reap() after the reap, under mu_ so that a waiter on changed_
   // cannot miss it; read without the lock by sup_release's short spin.
   std::atomic<bool> reaped_{false};

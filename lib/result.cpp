@@ -37,14 +37,14 @@ void append_ms(std::string& out, int64_t us) {
 }  // namespace
 
 void Process::maybe_finish() {
-  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish();
+  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
 }
 
 int Process::decide_outcome() const noexcept {
   switch (cause_) {
     case Cause::aborted: return SUP_OUTCOME_ABORTED;
     case Cause::timed_out:
-      return timeout_kind_ == TimeoutKind::idle ? SUP_OUTCOME_IDLE_TIMEOUT : SUP_OUTCOME_MAX_RUNTIME;
+      return timeout_kind_ == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
     case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
     case Cause::none: break;
   }
@@ -86,6 +86,9 @@ void Process::publish_final() {
   else
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
+  if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
+    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT : SUP_PHASE_IDLE;
+  order_signals_sent();
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
@@ -119,6 +122,7 @@ void Process::tear_down() noexcept {
   close_pipe(out_);
   close_pipe(err_);
   close_stdin();
+  close_tees();
   std::lock_guard<std::mutex> lock(mu_);
   retire(pidfd_);
   flatten_kept();
@@ -143,7 +147,8 @@ bool Process::finish_from_caller() {
   // A terminal to hand back (tcsetpgrp from a thread that may not block
   // SIGTTOU), a stream held back (its watch is the loop's to restart), or
   // the main process still running: the loop's.
-  if (tty_fd_.valid() || any_held_back()) return false;
+  // A tee (the loop's to write), too.
+  if (tty_fd_.valid() || any_held_back() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
   // Nothing is held back, so this touches no watch: it only marks the
@@ -208,7 +213,9 @@ void Process::build_result_json() {
   head.reserve(256);
   head += "{\"outcome\": \"";
   head += sup_outcome_name(r.outcome);
-  head += "\", \"exit_code\": ";
+  head += "\", \"phase\": ";
+  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\"" : r.phase == SUP_PHASE_IDLE ? "\"idle\"" : "null";
+  head += ", \"exit_code\": ";
   if (r.exit_code)
     append_decimal(head, *r.exit_code);
   else
@@ -247,7 +254,7 @@ void Process::build_result_json() {
   append_decimal(rest, r.usage.ru_maxrss);
   rest += "}}";
 
-  StreamJson out_json(out_.capture), err_json(err_.capture);
+  StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
   // A large stream whose text gives its bytes back exactly moves into the

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "routing.hpp"
 #include "signal_names.hpp"
 
 namespace sup {
@@ -314,7 +315,7 @@ void parse_signal_key(const cJSON* item, Spec& spec) {
       fail("interrupt_signal", "no such signal number");
     sig = static_cast<int>(v);
   } else {
-    fail("interrupt_signal", "must be a signal name (\"SIGTERM\", \"TERM\") or number");
+    fail("interrupt_signal", "must be a signal name (\"SIGTERM\", \"TERM\", \"SIGRTMIN+3\") or number");
   }
   spec.interrupt_signal = sig;
 }
@@ -327,6 +328,20 @@ void parse_on_timeout(const cJSON* item, Spec& spec) {
     spec.on_timeout = TimeoutAction::kill;
   else
     fail("on_timeout", "must be \"interrupt\" or \"kill\", not \"" + mode + "\"");
+}
+
+Route parse_route(const cJSON* item, const std::string& key) {
+  const bool err = key == "stderr";
+  const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\" or \"stdout\""
+                          : "must be \"pipe\", \"tee\", \"inherit\" or \"null\"";
+  if (!cJSON_IsString(item)) fail(key, forms);
+  std::string mode = item->valuestring;
+  if (mode == "pipe") return Route::pipe;
+  if (mode == "tee") return Route::tee;
+  if (mode == "inherit") return Route::inherit;
+  if (mode == "null") return Route::null_device;
+  if (err && mode == "stdout") return Route::stdout_stream;
+  fail(key, std::string(forms) + ", not \"" + mode + "\"");
 }
 
 void parse_key(const cJSON* item, Spec& spec) {
@@ -342,6 +357,8 @@ void parse_key(const cJSON* item, Spec& spec) {
     parse_stdin(item, spec);
   } else if (key == "idle_timeout_ms") {
     spec.idle_timeout_ms = whole_number(item, "idle_timeout_ms", kMaxDurationMs, "ms");
+  } else if (key == "first_output_timeout_ms") {
+    spec.first_output_timeout_ms = whole_number(item, "first_output_timeout_ms", kMaxDurationMs, "ms");
   } else if (key == "max_runtime_ms") {
     spec.max_runtime_ms = whole_number(item, "max_runtime_ms", kMaxDurationMs, "ms");
   } else if (key == "grace_ms") {
@@ -354,6 +371,13 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.max_output_bytes = static_cast<uint64_t>(whole_number(item, "max_output_bytes", kMaxBytes, "bytes"));
   } else if (key == "backpressure_bytes") {
     spec.backpressure_bytes = static_cast<uint64_t>(whole_number(item, "backpressure_bytes", kMaxBytes, "bytes"));
+  } else if (key == "stdout") {
+    spec.stdout_route = parse_route(item, key);
+  } else if (key == "stderr") {
+    spec.stderr_route = parse_route(item, key);
+  } else if (key == "env_clear") {
+    if (!cJSON_IsBool(item)) fail(key, "must be true or false");
+    spec.env_clear = cJSON_IsTrue(item);
   } else if (key == "tty_foreground") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.tty_foreground = cJSON_IsTrue(item);
@@ -385,6 +409,7 @@ Spec parse_spec(const char* json) {
   check_nul_strings(json, spec);
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
+  check_routes(spec);
   return spec;
 }
 

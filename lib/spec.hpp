@@ -11,6 +11,9 @@ namespace sup {
 
 enum class StdinMode { null_device, inherit, data, pipe };
 enum class TimeoutAction { interrupt, kill };
+// Where a child's stdout or stderr goes (routing.cpp). stdout_stream: stderr
+// shares stdout's pipe or descriptor.
+enum class Route { pipe, tee, inherit, null_device, stdout_stream };
 
 struct Spec {
   std::vector<std::string> argv;
@@ -20,6 +23,8 @@ struct Spec {
   StdinMode stdin_mode = StdinMode::null_device;
   std::string stdin_data;  // exact bytes, from "data" or "base64"
   int64_t idle_timeout_ms = 0;
+  // 0: off; else the limit before the first byte, and the idle clock starts there.
+  int64_t first_output_timeout_ms = 0;
   int64_t max_runtime_ms = 0;
   int64_t grace_ms = 5000;
   int interrupt_signal = 15;
@@ -27,6 +32,10 @@ struct Spec {
   uint64_t max_output_bytes = 16u << 20;
   uint64_t backpressure_bytes = 0;
   bool tty_foreground = false;
+  Route stdout_route = Route::pipe;
+  Route stderr_route = Route::pipe;
+  // The environment is exactly env: nothing is inherited.
+  bool env_clear = false;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.

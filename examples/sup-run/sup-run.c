@@ -60,6 +60,7 @@ enum {
 
 struct options {
   uint64_t idle_timeout_ms;
+  uint64_t first_output_timeout_ms;
   uint64_t max_runtime_ms;
   uint64_t grace_ms;
   int interrupt_signal;
@@ -67,6 +68,9 @@ struct options {
   uint64_t max_output_bytes;
   const char *json_path;
   bool quiet;
+  const char *stdout_mode; /* "pipe", "inherit" or "null" */
+  const char *stderr_mode; /* the same, or "stdout" (--merge) */
+  bool env_clear;
   char **argv; /* the command, NULL-terminated */
 };
 
@@ -197,14 +201,20 @@ static void print_help(void)
 "\n"
 "COMMAND is looked up in PATH unless it contains a '/'. Its standard output\n"
 "and standard error pass through to sup-run's own, live and byte for byte,\n"
-"while they are also captured for the result (see --json). Its standard input\n"
+"while they are also captured for the result (see --json), unless --stdout,\n"
+"--stderr or --merge route them otherwise. Its standard input\n"
 "is sup-run's. It runs in a process group of its own; whatever it leaves\n"
 "running in that group when it ends is killed. If sup-run itself is killed,\n"
 "COMMAND receives SIGKILL.\n"
 "\n"
 "Options:\n"
 "      --idle-timeout=DURATION  end COMMAND after DURATION with no output on\n"
-"                               its stdout or stderr (default 0: off)\n"
+"                               its stdout or stderr (default 0: off); with\n"
+"                               --first-output-timeout, counted from its first\n"
+"                               output\n"
+"      --first-output-timeout=DURATION  end COMMAND if it has printed nothing\n"
+"                               on its stdout or stderr DURATION after it\n"
+"                               started (default 0: off)\n"
 "      --max-runtime=DURATION   end COMMAND DURATION after it started, whatever\n"
 "                               it prints (default 0: off)\n"
 "      --grace=DURATION         time between the interrupt signal and SIGKILL\n"
@@ -221,6 +231,17 @@ static void print_help(void)
 "                               Suffixes K, M, G (or KiB, MiB, GiB) multiply by\n"
 "                               1024, 1024^2, 1024^3 (default 16M). It does not\n"
 "                               limit what passes through.\n"
+"      --stdout=MODE            where COMMAND's standard output goes: 'pipe'\n"
+"                               passes it through sup-run, captured (default);\n"
+"                               'inherit' gives COMMAND sup-run's own standard\n"
+"                               output (not captured, not counted as output\n"
+"                               by --idle-timeout); 'null' discards it\n"
+"      --stderr=MODE            the same for standard error\n"
+"      --merge                  COMMAND's standard error goes where its\n"
+"                               standard output goes, in the order written\n"
+"                               (as 2>&1); not with --stderr\n"
+"      --env-clear              start COMMAND with an empty environment;\n"
+"                               COMMAND is then looked up in /bin:/usr/bin\n"
 "      --json=FILE              when done, write the result as JSON to FILE;\n"
 "                               FILE is created or truncated before COMMAND\n"
 "                               starts, and left empty if it cannot start\n"
@@ -235,8 +256,8 @@ static void print_help(void)
 "  A non-negative number, decimals allowed, with an optional unit: ms\n"
 "  (milliseconds), s (seconds, the default), m (minutes) or h (hours), as in\n"
 "  250ms, 1.5, 1.5s, 2m. It is rounded up to a whole millisecond. For\n"
-"  --idle-timeout and --max-runtime, 0 means off. At most 1000000000s (about\n"
-"  31 years); BYTES at most 1024G.\n"
+"  --idle-timeout, --first-output-timeout and --max-runtime, 0 means off.\n"
+"  At most 1000000000s (about 31 years); BYTES at most 1024G.\n"
 "\n",
 "OUTPUT\n"
 "  After ending COMMAND for a timeout, sup-run prints one line on its standard\n"
@@ -249,7 +270,8 @@ static void print_help(void)
 "\n",
 "EXIT STATUS\n"
 "  N      COMMAND exited by itself with status N\n"
-"  124    COMMAND was ended by --idle-timeout or --max-runtime\n"
+"  124    COMMAND was ended by --idle-timeout, --first-output-timeout or\n"
+"         --max-runtime\n"
 "  125    sup-run failed: a bad option or value (the message names it), no\n"
 "         COMMAND, FILE of --json cannot be written, COMMAND could not be\n"
 "         started for a reason other than those of 126 and 127, or writing\n"
@@ -318,6 +340,11 @@ static void print_version(void)
  * character, so that optopt tells which option an error is about. */
 enum long_option {
   OPT_IDLE = 256,
+  OPT_FIRST_OUTPUT,
+  OPT_STDOUT,
+  OPT_STDERR,
+  OPT_MERGE,
+  OPT_ENV_CLEAR,
   OPT_MAX_RUNTIME,
   OPT_GRACE,
   OPT_SIGNAL,
@@ -376,6 +403,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 {
   static const struct option longopts[] = {
       {"idle-timeout", required_argument, NULL, OPT_IDLE},
+      {"first-output-timeout", required_argument, NULL, OPT_FIRST_OUTPUT},
+      {"stdout", required_argument, NULL, OPT_STDOUT},
+      {"stderr", required_argument, NULL, OPT_STDERR},
+      {"merge", no_argument, NULL, OPT_MERGE},
+      {"env-clear", no_argument, NULL, OPT_ENV_CLEAR},
       {"max-runtime", required_argument, NULL, OPT_MAX_RUNTIME},
       {"grace", required_argument, NULL, OPT_GRACE},
       {"signal", required_argument, NULL, OPT_SIGNAL},
@@ -389,7 +421,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 
   *o = (struct options){.grace_ms = 5000,
                         .interrupt_signal = SIGTERM,
-                        .max_output_bytes = UINT64_C(16) << 20};
+                        .max_output_bytes = UINT64_C(16) << 20,
+                        .stdout_mode = "pipe"};
+  const char *stderr_mode = NULL;
+  bool merge = false;
   int c;
   /* '+': options stop at COMMAND, so the command's own options stay its own;
    * ':': a missing value is reported here, naming the option. */
@@ -397,6 +432,28 @@ static void parse_options(int argc, char **argv, struct options *o)
     switch (c) {
     case OPT_IDLE:
       duration_option(optarg, "--idle-timeout", &o->idle_timeout_ms);
+      break;
+    case OPT_FIRST_OUTPUT:
+      duration_option(optarg, "--first-output-timeout", &o->first_output_timeout_ms);
+      break;
+    case OPT_STDOUT:
+    case OPT_STDERR: {
+      const char *name = c == OPT_STDOUT ? "--stdout" : "--stderr";
+      if (strcmp(optarg, "pipe") != 0 && strcmp(optarg, "inherit") != 0 &&
+          strcmp(optarg, "null") != 0)
+        usage_error("%s: invalid mode '%s' (expected 'pipe', 'inherit' or 'null')", name,
+                    optarg);
+      if (c == OPT_STDOUT)
+        o->stdout_mode = optarg;
+      else
+        stderr_mode = optarg;
+      break;
+    }
+    case OPT_MERGE:
+      merge = true;
+      break;
+    case OPT_ENV_CLEAR:
+      o->env_clear = true;
       break;
     case OPT_MAX_RUNTIME:
       duration_option(optarg, "--max-runtime", &o->max_runtime_ms);
@@ -457,6 +514,15 @@ static void parse_options(int argc, char **argv, struct options *o)
   if (optind >= argc)
     usage_error("missing COMMAND");
   o->argv = argv + optind;
+  if (merge && stderr_mode != NULL)
+    usage_error("--merge and --stderr cannot be used together");
+  o->stderr_mode = merge ? "stdout" : stderr_mode != NULL ? stderr_mode : "pipe";
+  bool reads_any = strcmp(o->stdout_mode, "pipe") == 0 ||
+                   (!merge && strcmp(o->stderr_mode, "pipe") == 0);
+  if (!reads_any && o->idle_timeout_ms > 0)
+    usage_error("--idle-timeout: neither stream passes through sup-run (--stdout or --stderr 'pipe')");
+  if (!reads_any && o->first_output_timeout_ms > 0)
+    usage_error("--first-output-timeout: neither stream passes through sup-run (--stdout or --stderr 'pipe')");
 }
 
 /* ---- The spec ----------------------------------------------------------- */
@@ -536,6 +602,10 @@ static char *build_spec(const struct options *o, bool tty_foreground)
   }
   sb_puts(&sb, "], \"stdin\": \"inherit\"");
   sb_printf(&sb, ", \"idle_timeout_ms\": %" PRIu64, o->idle_timeout_ms);
+  sb_printf(&sb, ", \"first_output_timeout_ms\": %" PRIu64, o->first_output_timeout_ms);
+  sb_printf(&sb, ", \"stdout\": \"%s\", \"stderr\": \"%s\"", o->stdout_mode, o->stderr_mode);
+  if (o->env_clear)
+    sb_puts(&sb, ", \"env_clear\": true");
   sb_printf(&sb, ", \"max_runtime_ms\": %" PRIu64, o->max_runtime_ms);
   sb_printf(&sb, ", \"grace_ms\": %" PRIu64, o->grace_ms);
   sb_printf(&sb, ", \"interrupt_signal\": %d", o->interrupt_signal);
@@ -1035,7 +1105,10 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
 {
   char limit[48];
   struct strbuf sb = {0};
-  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT) {
+  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && sup_result_phase(p) == SUP_PHASE_FIRST_OUTPUT) {
+    format_duration(limit, sizeof limit, o->first_output_timeout_ms);
+    sb_printf(&sb, PROGNAME ": first output timeout: no output within %s; ", limit);
+  } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT) {
     format_duration(limit, sizeof limit, o->idle_timeout_ms);
     sb_printf(&sb, PROGNAME ": idle timeout: no output for %s; ", limit);
   } else {

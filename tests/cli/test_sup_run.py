@@ -981,6 +981,88 @@ class Defects(TempDirTest):
                 self.assertEqual(p.stdout, b"" if 1 in closed else b"hi\n")
 
 
+class Routing(TempDirTest):
+    SCRIPT = "echo out1; echo err1 >&2; echo out2; echo err2 >&2"
+
+    def test_help_names_the_routing_options(self):
+        text = run("--help").stdout.decode()
+        for needle in ("--stdout=MODE", "--stderr=MODE", "--merge", "--env-clear",
+                       "--first-output-timeout=DURATION", "'inherit'", "'null'"):
+            self.assertIn(needle, text)
+
+    def test_merge_keeps_the_write_order_in_stdout_and_the_result(self):
+        r = run("--merge", "--json", self.path("r.json"), "--", "sh", "-c", self.SCRIPT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"out1\nerr1\nout2\nerr2\n")
+        self.assertEqual(r.stderr, b"")
+        result = self.read_json("r.json")
+        self.assertEqual(result["stdout"]["captured"], "out1\nerr1\nout2\nerr2\n")
+        self.assertEqual(result["stderr"]["routed"], "stdout")
+
+    def test_null_and_inherit(self):
+        r = run("--stdout=null", "--stderr", "inherit", "--json", self.path("r.json"), "--",
+                "sh", "-c", self.SCRIPT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        # Written by the command itself to sup-run's own stderr.
+        self.assertEqual(r.stderr, b"err1\nerr2\n")
+        result = self.read_json("r.json")
+        self.assertEqual((result["stdout"]["routed"], result["stderr"]["routed"]), ("null", "inherit"))
+        self.assertEqual(result["stderr"]["bytes"], 0)
+
+    def test_inherit_is_not_output_for_the_idle_timeout(self):
+        # stdout ticks straight to sup-run's stdout; stderr, read, is silent.
+        r = run("--stdout=inherit", "--idle-timeout=300ms", "--grace=100ms", "--",
+                "sh", "-c", "while :; do echo tick; sleep 0.05; done")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertIn(b"tick\n", r.stdout)
+        self.assertIn(b"idle timeout", r.stderr)
+
+    def test_bad_routing_options(self):
+        for args, message in (
+                (["--stdout=tee"], b"--stdout: invalid mode 'tee'"),
+                (["--stderr=stdout"], b"--stderr: invalid mode 'stdout'"),
+                (["--merge", "--stderr=null"], b"--merge and --stderr cannot be used together"),
+                (["--stdout=null", "--stderr=null", "--idle-timeout=1"], b"--idle-timeout: neither stream"),
+                (["--stdout=inherit", "--merge", "--first-output-timeout=1"],
+                 b"--first-output-timeout: neither stream")):
+            with self.subTest(args=args):
+                r = run(*args, "--", "true")
+                self.assertEqual(r.returncode, 125)
+                self.assertIn(message, r.stderr)
+
+    def test_env_clear(self):
+        r = run("--env-clear", "--", "env", env={**os.environ, "SUP_RUN_SECRET": "x"})
+        self.assertEqual((r.returncode, r.stdout), (0, b""), r.stderr)
+        r = run("--env-clear", "--", "sh", "-c", "echo \"[$HOME]\"")
+        self.assertEqual((r.returncode, r.stdout), (0, b"[]\n"), r.stderr)
+
+
+class FirstOutputTimeout(TempDirTest):
+    def test_a_silent_command_exits_124_with_a_summary(self):
+        r = run("--first-output-timeout=300ms", "--idle-timeout=100ms", "--grace=100ms",
+                "--json", self.path("r.json"), "--", "sleep", "30")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertGreaterEqual(r.elapsed, 0.3)
+        self.assertLess(r.elapsed, 10)
+        self.assertIn(b"sup-run: first output timeout: no output within 300ms; sent SIGTERM", r.stderr)
+        result = self.read_json("r.json")
+        self.assertEqual((result["outcome"], result["phase"]), ("idle_timeout", "first_output"))
+
+    def test_the_idle_timeout_counts_from_the_first_output(self):
+        r = run("--first-output-timeout=10s", "--idle-timeout=300ms", "--grace=100ms",
+                "--json", self.path("r.json"), "--", "sh", "-c", "sleep 1; echo first; exec sleep 30")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertEqual(r.stdout, b"first\n")
+        self.assertGreaterEqual(r.elapsed, 1.3)
+        self.assertIn(b"sup-run: idle timeout: no output for 300ms", r.stderr)
+        self.assertEqual(self.read_json("r.json")["phase"], "idle")
+
+    def test_output_in_time(self):
+        r = run("--first-output-timeout=5s", "--", "sh", "-c", "echo hi; sleep 0.3; echo bye")
+        self.assertEqual((r.returncode, r.stdout), (0, b"hi\nbye\n"), r.stderr)
+
+
 if __name__ == "__main__":
     if not os.access(SUP_RUN, os.X_OK) or stat.S_ISDIR(os.stat(SUP_RUN).st_mode):
         sys.exit(f"sup-run not found at {SUP_RUN}: build it or set SUP_RUN")

@@ -158,7 +158,7 @@ void check_walk(const sup::Capture& c, size_t cap, const std::string& stream, si
 
 void check_json(sup::Capture& c, const std::string& stream, size_t head) {
   std::string text = "{\"s\": ";
-  sup::StreamJson part(c);
+  sup::StreamJson part(c, "pipe");
   text.reserve(6 + part.length() + 1);
   const char* before = text.data();
   part.append(text);

@@ -82,8 +82,8 @@ Failure spawn_failure(const std::string& spec) {
 }
 
 TEST(Version, IsZeroTwo) {
-  EXPECT_EQ(sup_version(), 200);
-  EXPECT_EQ(SUP_VERSION_NUMBER, 200);
+  EXPECT_EQ(sup_version(), 300);
+  EXPECT_EQ(SUP_VERSION_NUMBER, 300);
 }
 
 TEST(SpawnPart, TellsProgramFromCwdFromSpec) {

@@ -14,7 +14,7 @@ end
 
 test("version and names", function()
   ok(sup.version() >= 200, "sup.version() >= 200")
-  eq(sup._VERSION, "sup 0.2.0", "_VERSION")
+  eq(sup._VERSION, "sup 0.3.0", "_VERSION")
   eq(sup.strerror(-2), "no such file or directory", "strerror(-2)")
   local n, name = sup.signal("term")
   eq(n, 15, "signal number")
