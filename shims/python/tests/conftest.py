@@ -15,11 +15,6 @@ import sup
 #: stdout and stderr captured: the keywords for a Popen whose output the test reads.
 PIPES: dict[str, Any] = {"stdout": sup.PIPE, "stderr": sup.PIPE}
 
-#: The ABI 0.3 routing ("tee", "null", "stdout"), "env_clear", sup_signal, pty.
-needs_03 = pytest.mark.skipif(
-    sup.library_version() < 300, reason="needs libsup 0.3 (routing, env_clear, sup_signal)"
-)
-
 
 def cap(args: Any, **kw: Any) -> sup.Result:
     """sup.run with stdout and stderr captured; sup's Result."""
@@ -54,7 +49,7 @@ def os_threads() -> int:
 
 @pytest.fixture(scope="session", autouse=True)
 def _library() -> None:
-    assert sup.library_version() >= 200, sup.library_path()
+    assert sup.library_version() >= 300, sup.library_path()
 
 
 #: "pty" and sup_pty_resize.

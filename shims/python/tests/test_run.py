@@ -14,7 +14,7 @@ import pytest
 import sup
 from sup import Outcome
 
-from conftest import cap, needs_03, pid_gone, wait_until
+from conftest import cap, pid_gone, wait_until
 
 
 def test_exited_with_code_and_exact_output() -> None:
@@ -280,7 +280,6 @@ def test_args_from_an_iterator_and_pathlike(tmp_path: Path) -> None:
     assert e.value.filename == "sup-no-such-program-xyz"
 
 
-@needs_03
 def test_first_output_timeout_and_the_phase() -> None:
     t0 = time.monotonic()
     r = cap(["sleep", "30"], first_output_timeout=0.3, idle_timeout=30.0)
@@ -292,7 +291,6 @@ def test_first_output_timeout_and_the_phase() -> None:
     assert cap(["true"], first_output_timeout=5.0).phase is None
 
 
-@needs_03
 def test_routing_shows_in_the_result() -> None:
     r = sup.run(["true"], stdout=sup.DEVNULL, stderr=sup.STDOUT).result
     assert (r.json["stdout"]["routed"], r.json["stderr"]["routed"]) == ("null", "stdout")

@@ -16,7 +16,7 @@ import pytest
 import sup
 from sup import Outcome
 
-from conftest import PIPES, needs_03, pid_gone, wait_until
+from conftest import PIPES, pid_gone, wait_until
 
 SAME: list[Any] = [
     (["sh", "-c", "printf 'out\\r\\nx'; printf err >&2; exit 3"], {"capture_output": True}),
@@ -24,8 +24,7 @@ SAME: list[Any] = [
     (["sh", "-c", "printf '\\351t\\351'"], {"capture_output": True, "encoding": "latin-1"}),
     (["sh", "-c", "printf '\\377ok'"], {"capture_output": True, "text": True, "errors": "replace"}),
     (["cat"], {"input": "é line\n", "capture_output": True, "text": True}),
-    pytest.param(["cat"], {"input": b"\x00\xff", "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL},
-                 marks=needs_03),
+    (["cat"], {"input": b"\x00\xff", "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}),
     (["cat"], {"stdin": subprocess.DEVNULL, "capture_output": True}),
     (["cat"], {"stdin": subprocess.PIPE, "capture_output": True}),
     ("echo $((6 * 7)) $0", {"shell": True, "capture_output": True, "text": True}),
@@ -135,7 +134,6 @@ def test_popen_pipes_communicate_as_subprocess() -> None:
         assert p.communicate("text\r\n") == ("TEXT\n", "done\n")
 
 
-@needs_03
 def test_env_replaces_the_environment_as_subprocess(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUP_SECRET", "s3cret")
     clean = {k: v for k, v in os.environ.items() if k != "SUP_SECRET"}
@@ -156,7 +154,6 @@ def _host(code: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-c", "import sup\n" + code], capture_output=True, timeout=60)
 
 
-@needs_03
 def test_stdout_none_shows_the_output_and_sup_still_captures_it() -> None:
     out = _host(
         "r = sup.run(['sh', '-c', 'echo to-out; echo to-err >&2'])\n"
@@ -167,7 +164,6 @@ def test_stdout_none_shows_the_output_and_sup_still_captures_it() -> None:
     assert out.stdout == b"to-out\n" and out.stderr == b"to-err\n"
 
 
-@needs_03
 def test_devnull_inherit_and_stdout_merge() -> None:
     out = _host(
         "r = sup.run(['sh', '-c', 'echo a; echo b >&2'], stdout=sup.DEVNULL, stderr=sup.INHERIT)\n"
@@ -181,7 +177,6 @@ def test_devnull_inherit_and_stdout_merge() -> None:
     assert sup.run(["sh", "-c", "echo 1; echo 2 >&2"], stdout=sup.PIPE, stderr=sup.STDOUT).stdout == theirs.stdout
 
 
-@needs_03
 def test_terminate_send_signal_and_kill() -> None:
     script = "trap 'echo usr1' USR1; trap 'echo term; exit 9' TERM; echo ready; while :; do sleep 0.05; done"
     with sup.Popen(["sh", "-c", script], **PIPES) as p:

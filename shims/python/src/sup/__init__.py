@@ -56,7 +56,8 @@ def library_path() -> str:
 
 
 def library_version() -> int:
-    """sup_version() of the loaded library: MAJOR*10000 + MINOR*100 + PATCH."""
+    """sup_version() of the loaded library: MAJOR*10000 + MINOR*100 + PATCH
+    (30000 or more)."""
     return _api().version()
 
 

@@ -56,13 +56,13 @@ PART_SYSTEM = 4
 ERRBUF_SIZE = 4096
 POS_IGNORE = (1 << 64) - 1
 SONAME = "libsup.so.0"
-MIN_VERSION = 200  # 0.2.0: sup_spawn_v2, sup_output_fd, status_lost, ...
+MIN_VERSION = 300  # 0.3.0: routing, env_clear, sup_signal, first_output_timeout_ms
 
 _SizeP = Any  # ctypes pointer objects (byref / POINTER instances)
 
 
 class LibraryNotFoundError(ImportError):
-    """libsup could not be found or loaded, or is older than 0.2."""
+    """libsup could not be found or loaded, or is older than 0.3."""
 
 
 class Api:
@@ -159,15 +159,11 @@ class Api:
             c_int,
             [P, POINTER(c_double), POINTER(c_double), POINTER(c_int64)],
         )
-        # 0.3: present when the loaded library has them (None otherwise)
-        self.signal: Optional[Callable[[int, int], int]] = opt(
-            "sup_signal", c_int, [P, c_int]
-        )
+        self.signal: Callable[[int, int], int] = fn("sup_signal", c_int, [P, c_int])
+        self.result_phase: Callable[[int], int] = fn("sup_result_phase", c_int, [P])
+        # pty and cgroup containment: present when the loaded library has them
         self.pty_resize: Optional[Callable[[int, int, int], int]] = opt(
             "sup_pty_resize", c_int, [P, c_int, c_int]
-        )
-        self.result_phase: Optional[Callable[[int], int]] = opt(
-            "sup_result_phase", c_int, [P]
         )
         self.result_contained: Optional[Callable[[int], int]] = opt(
             "sup_result_contained", c_int, [P]
@@ -273,7 +269,7 @@ def _load() -> Api:
         if version < MIN_VERSION:
             tried.append(
                 f"{cand}: libsup {version // 10000}.{version // 100 % 100}"
-                f".{version % 100} is too old (0.2 or newer is needed)"
+                f".{version % 100} is too old (0.3 or newer is needed)"
             )
             continue
         try:
@@ -282,7 +278,7 @@ def _load() -> Api:
             tried.append(f"{cand}: {e}")
     detail = "; ".join(tried) if tried else "nothing found"
     raise LibraryNotFoundError(
-        "sup: cannot load libsup (" + SONAME + ", version 0.2 or newer): "
+        "sup: cannot load libsup (" + SONAME + ", version 0.3 or newer): "
         + detail
         + ". Install the package from a wheel (pip install ./shims/python builds "
         "one that carries libsup), or install the sup C library (from its checkout: "

@@ -314,11 +314,6 @@ class Popen:
         if isinstance(sig, bool) or not isinstance(sig, int) or not 0 <= sig <= 64:
             raise ValueError(f"sig: must be a signal number from 0 to 64, not {sig!r}")
         fn = self._api.signal
-        if fn is None:
-            raise SupError(
-                _lib.ENOTSUP,
-                f"send_signal needs libsup 0.3 or newer (loaded: {self._api.path})",
-            )
         with self._lock:
             if self._h is None:
                 return

@@ -166,7 +166,7 @@ def from_handle(handle: _lib.Handle, args: Any, pid: int) -> Result:
         else:
             returncode = -term
     phase: Optional[Literal["first_output", "idle"]] = None
-    if outcome is Outcome.IDLE_TIMEOUT and a.result_phase is not None:
+    if outcome is Outcome.IDLE_TIMEOUT:
         phase = _PHASES.get(check(a.result_phase(h), "result"))
     return Result(
         args=args,
