@@ -266,6 +266,7 @@ def main() -> None:
 - Python {platform.python_version()}, libsup {sup.library_version()} ({sup.library_path()})
 - load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s
 - command: `PKG_CONFIG_PATH=<build>/meson-uninstalled python3 shims/python/bench.py --out tests/bench/shims-python.md`
+- sup's side passes `stdin=sup.DEVNULL` and captures stdout and stderr, as the baseline does
 
 """
         losses = [
@@ -311,6 +312,17 @@ thread wakes a `wait()` blocked in `poll(2)` on the library's fd; the
 baseline's `kill()` + `waitpid` is a direct system call in the caller's
 thread, while sup's goes through its loop thread, which reaps the child, drains
 both pipes to EOF and publishes the result before `wait()` wakes.
+
+The streaming row reads 64 MiB as a `for`-loop of `read(65536)` would.
+subprocess's `Popen.stdout` is a `BufferedReader` on the pipe itself: one
+`read(2)` per chunk in the calling thread. sup's `p.stdout` reads what the
+library's loop thread drained from the pipe into its capture: a ctypes call
+to `sup_output_read` and one copy per chunk, waking on the stream's readiness
+fd, with `backpressure` holding the child while 4 MiB are unread (without
+it a reader this slow would meet a gap past `max_output`). The child's bytes
+therefore cross two threads and are copied twice before the caller has them;
+what that buys is the idle clock, head+tail capture and the result, which
+the bare pipe does not give.
 """
 
 
