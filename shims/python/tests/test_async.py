@@ -157,3 +157,25 @@ def test_aiter_output_while_the_loop_stays_free() -> None:
     assert out == b"line1\nline2\nline3\n"
     assert r is not None and r.stderr == b"err\n"
     assert ticks > 5  # the loop ran other work while output was awaited
+
+
+def test_cancelled_async_with_aborts_the_child() -> None:
+    async def main() -> sup.Popen:
+        holder: list[sup.Popen] = []
+
+        async def body() -> None:
+            async with sup.Popen(["sleep", "30"], **PIPES) as p:
+                holder.append(p)
+                await asyncio.sleep(30)
+
+        task = asyncio.ensure_future(body())
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        return holder[0]
+
+    t0 = time.monotonic()
+    p = asyncio.run(main())
+    assert time.monotonic() - t0 < 10
+    assert p.result is not None and p.result.outcome is Outcome.ABORTED

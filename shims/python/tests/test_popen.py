@@ -271,6 +271,20 @@ def test_second_keyboard_interrupt_aborts(tmp_path: Path) -> None:
     assert pid_gone(int(ready.read_text()))
 
 
+@pytest.mark.usefixtures("default_sigint")
+def test_ctrl_c_in_a_with_block_interrupts_the_child(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+    script = f"trap 'echo bye > {said}; exit 7' TERM; echo up; while :; do sleep 0.05; done"
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with sup.Popen(["sh", "-c", script], grace=10.0, **PIPES) as p:
+            assert p.stdout is not None and p.stdout.readline() == b"up\n"
+            raise KeyboardInterrupt  # as Ctrl-C would, in the block
+    assert time.monotonic() - t0 < 10
+    assert said.read_text() == "bye\n" and p.returncode == 7
+    assert p.result is not None and p.result.outcome is Outcome.INTERRUPTED
+
+
 def test_json_outlives_the_handle() -> None:
     p = sup.Popen(["sh", "-c", "echo hi; exit 2"], **PIPES)
     p.wait()

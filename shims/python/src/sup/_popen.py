@@ -126,8 +126,9 @@ class Popen:
     to the terminal too (None or STDOUT).
 
     Leaving a ``with`` block closes the pipes and waits for the child, as
-    subprocess does (with ``kill_on_exit=True`` it aborts the child first);
-    an exception while waiting there aborts it. :meth:`close` aborts a child
+    subprocess does (with ``kill_on_exit=True`` it aborts the child first;
+    leaving on a KeyboardInterrupt interrupts it first, on a cancelled
+    ``async with`` aborts it); an exception while waiting there aborts it. :meth:`close` aborts a child
     still running and reaps it; the result stays available afterwards.
     """
 
@@ -594,6 +595,10 @@ class Popen:
                     pass
             if self._kill_on_exit:
                 self.abort()
+            elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                # The child, in a group of its own, did not get the Ctrl-C:
+                # pass it on gracefully, as run() does, then wait.
+                self.interrupt()
             self._wait_result()
         finally:
             self.close()  # aborts only a child still running (Ctrl-C in the wait)
@@ -616,8 +621,12 @@ class Popen:
                     self.stdin.close()
                 except BrokenPipeError:
                     pass
-            if self._kill_on_exit:
-                self.abort()
+            if self._kill_on_exit or (
+                exc_type is not None and issubclass(exc_type, asyncio.CancelledError)
+            ):
+                self.abort()  # a cancelled task does not wait, as run_async
+            elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                self.interrupt()
             await self._wait_result_async()
         finally:
             self.close()
