@@ -27,7 +27,16 @@ path = sup.library_path()
 r = sup.run(["sh", "-c", "echo from the wheel; exit 3"], capture_output=True, text=True)
 maps = open("/proc/self/maps").read()
 uv = sorted({l.split()[-1] for l in maps.splitlines() if "libuv" in l})
-print(path, r.stdout.strip(), r.returncode, sup.__version__, ",".join(uv), sep="|")
+here = os.path.dirname(path)
+sentinels = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        continue
+    if exe.startswith(here + "/"):
+        sentinels.append(os.path.basename(exe))
+print(path, r.stdout.strip(), r.returncode, sup.__version__, ",".join(uv), ",".join(sentinels), sep="|")
 """
 
 
@@ -84,11 +93,13 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(tmp_path: Path) -> None:
     out = subprocess.run([str(py), "-c", CHECK], env=env, cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    path, said, code, version, uv = out.stdout.strip().split("|")
+    path, said, code, version, uv, sentinels = out.stdout.strip().split("|")
     site = venv / "lib"
     assert Path(path).is_relative_to(site) and Path(path).name == "libsup.so", path
     assert (said, code, version) == ("from the wheel", "3", "0.3.0")
     assert "/sup.libs/libuv" in uv, uv  # the grafted copy, not the system's
+    if "sup/sup-sentinel" in names:  # the library's host-death sentinel runs from the wheel
+        assert sentinels.split(",") == ["sup-sentinel"], sentinels
 
 
 def test_sdist_carries_the_library_sources(tmp_path: Path) -> None:
