@@ -72,6 +72,19 @@ def live_output_with_gaps() -> None:
                 print("skipped", gap.skipped)
 
 
+def sup_extras() -> None:
+    r = sup.run(["make"], idle_timeout=30.0, first_output_timeout=5.0, max_runtime=600.0,
+                grace=2.0, signal="INT", max_output=1 << 20, contain="auto", stdout=sup.INHERIT)
+    if r.outcome is sup.Outcome.IDLE_TIMEOUT and r.result.phase == "first_output":
+        print("never started talking")
+    with sup.Popen(["vim"], pty=(40, 120), stdin=sup.PIPE, stdout=sup.PIPE) as p:
+        p.resize(50, 132)
+        p.send_signal(28)
+        p.interrupt()
+        for chunk in p.iter_output("stdout"):
+            print(len(chunk))
+
+
 async def with_asyncio() -> int:
     r = await sup.run_async(["true"], capture_output=True)
     async with sup.Popen(["sleep", "1"]) as p:
