@@ -28,6 +28,21 @@
  *     signal disposition. Its threads block every signal.
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
  *     not grow with the host's heap.
+ *   - Host death: the first sup_spawn also starts sup-sentinel (installed in
+ *     libexecdir), a tiny process that is not the host's child (the
+ *     program forks and its first half exits at once, so a host's
+ *     waitpid(-1) may reap that half, never the sentinel) and leads its own
+ *     session (a host's kill(0, ...) never reaches it). It holds one end of a
+ *     socket whose other end the library keeps close-on-exec. When that end
+ *     closes without the library's goodbye (the host died, SIGKILL
+ *     included, or exec'd), it kills every cgroup sup made for the host
+ *     (cgroup.kill) and every group-mode child's process group, removes the
+ *     cgroups, and exits: within a second. A group-mode spawn sends it one
+ *     record on the spawner thread, and one more just before the child is
+ *     reaped; cgroup mode sends none. It needs nothing of the library, so
+ *     it outlives dlclose; unloading the library ends every child first
+ *     and sends the goodbye. Where the program cannot be found, only the
+ *     main processes die with the host (PR_SET_PDEATHSIG).
  *   - fork(2): the library's threads do not exist in a forked child. There,
  *     handles inherited from the parent are inert: every call on them
  *     returns SUP_ECHILD (NULL for pointer results) and sup_release frees
@@ -59,7 +74,10 @@
  *   with "phase" in the result, enum sup_phase and sup_result_phase;
  *   sup_signal (any signal to the child's group) and SUP_ESRCH; signal names
  *   as bash's `kill -l` prints them, sup_signal_name, and every such name
- *   accepted by sup_signal_parse and "interrupt_signal".
+ *   accepted by sup_signal_parse and "interrupt_signal"; containment
+ *   ("contain" and "cgroup_parent", SUP_ENOTSUP, sup_result_contained,
+ *   sup_result_leftovers_ended, sup_result_tree_cpu) and the sentinel that
+ *   ends every tree when the host dies.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -107,6 +125,8 @@ enum sup_error {
   SUP_EPIPE = -32,    /* sup_input_write: the child closed its stdin or ended */
   SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
+  SUP_ENOTSUP = -95,  /* "contain": "cgroup" where no writable cgroup v2
+                         hierarchy is available (the detail says why) */
   SUP_ECANCELED = -125, /* sup_release was called while this call waited */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
 };
@@ -275,6 +295,30 @@ SUP_API const char *sup_signal_name(int sig);
  *                     the host's group gets the terminal back when the child
  *                     ends. Ignored when the host is not in the foreground.
  *                     Default false.
+ *   contain           what sup ends with the child. "group" (default): its
+ *                     process group, which every signal goes to; a process
+ *                     that leaves it (setsid, setpgid, a daemon's double
+ *                     fork) is beyond sup. "cgroup": the child starts inside
+ *                     a new cgroup v2 of its own (clone3 CLONE_INTO_CGROUP),
+ *                     so every process it ever starts is in it whatever its
+ *                     group or session: the interrupt signal reaches all of
+ *                     them (the cgroup is frozen, each is signalled, then
+ *                     thawed), and once the main process has ended what is
+ *                     left is killed at once (cgroup.kill; within the grace
+ *                     of an interrupt already sent, when the grace ends),
+ *                     counted in "leftovers_ended", and the cgroup removed
+ *                     before the result is final. SUP_ENOTSUP, with the
+ *                     reason in the detail, where no writable cgroup v2
+ *                     hierarchy is available. "auto": "cgroup" where
+ *                     possible, else "group", and "contain_fallback" in the
+ *                     result says why.
+ *   cgroup_parent     with "cgroup" or "auto": the cgroup v2 directory in
+ *                     which sup makes its own (an absolute path). Default:
+ *                     the environment variable SUP_CGROUP_PARENT, else the
+ *                     host's own cgroup (/proc/self/cgroup). sup makes one
+ *                     directory per host there, sup-PID-STARTTIME, holding
+ *                     one per running child, and writes into no cgroup it
+ *                     did not make.
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -284,8 +328,10 @@ SUP_API const char *sup_signal_name(int sig);
  * sent like any other byte.
  *
  * The child runs in a process group of its own with an empty signal mask,
- * default signal dispositions and no descriptor but 0, 1 and 2. It receives
- * SIGKILL if the library's thread dies (the host exits).
+ * default signal dispositions and no descriptor but 0, 1 and 2. If the host
+ * dies (SIGKILL included) or execs, every child's tree is ended within a
+ * second (see THREAD MODEL): in cgroup mode every process of it, in group
+ * mode the main process and its group.
  *
  * Returns 0 and stores a handle in *out, or a negative code with *out set to
  * NULL. A command that cannot be started fails here, synchronously. The call
@@ -298,7 +344,8 @@ SUP_API const char *sup_signal_name(int sig);
  * Errors: SUP_EINVAL (NULL argument, malformed spec), SUP_ENOENT, SUP_EACCES,
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
- *   SUP_ENOMEM, SUP_ENOSYS.
+ *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
+ *   here; the detail starts "contain: ").
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -332,7 +379,8 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
 SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the
- * child's process group, and SIGKILL if the main process has not exited
+ * child's process group (cgroup mode: to every process of its tree, the
+ * cgroup frozen meanwhile), and SIGKILL if the main process has not exited
  * grace_ms later. A second call does not restart the grace period. While the
  * main process runs the signal is sent from the calling thread, before the
  * call returns; the interrupt signal is sent once, whoever asks first (this
@@ -359,7 +407,8 @@ SUP_API int sup_interrupt(sup_proc *p);
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_signal(sup_proc *p, int sig);
 
-/* sup_abort: hard stop. SIGKILL to the child's process group now.
+/* sup_abort: hard stop. SIGKILL to the child's process group now (cgroup
+ * mode: to its whole tree, by cgroup.kill).
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
@@ -375,7 +424,10 @@ SUP_API int sup_abort(sup_proc *p);
  *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
  *               "omitted_bytes": 0, "routed": "pipe"},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
- *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100}}
+ *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100},
+ *    "contained": "cgroup", "leftovers_ended": 1,
+ *    "tree_cpu": {"user_ms": 5.1, "sys_ms": 2.0}, "contain_fallback": null,
+ *    "cgroup_left": null}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. If the host runs out of memory while
  * the child writes, less is kept (the head ends, keeping half of what it
@@ -390,6 +442,13 @@ SUP_API int sup_abort(sup_proc *p);
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
  * reaped the child itself (SIGCHLD set to SIG_IGN, or waitpid(-1)).
+ * "contained" is "group" or "cgroup" (see the spec's "contain");
+ * "leftovers_ended" and "tree_cpu" are null in group mode (see
+ * sup_result_leftovers_ended, sup_result_tree_cpu); "contain_fallback" is
+ * why an "auto" spec ran in group mode, else null; "cgroup_left" is null
+ * unless the child's cgroup could not be removed (a process stuck in
+ * uninterruptible sleep): then its path, which sup tries again when the
+ * host's engine ends.
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.
@@ -587,6 +646,43 @@ SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
  * Thread-safety: any thread. */
 SUP_API int sup_result_signals(sup_proc *p, int *signals, double *at_ms,
                                size_t cap);
+
+/* ---- Containment ("contain") ------------------------------------------ */
+
+/* How a child's tree was contained (sup_result_contained). */
+enum sup_contain {
+  SUP_CONTAIN_GROUP = 1, /* its process group: what leaves the group
+                            (setsid, setpgid) is beyond sup's signals */
+  SUP_CONTAIN_CGROUP = 2 /* a cgroup v2 of its own: every process it ever
+                            started, whatever its group or session */
+};
+
+/* sup_result_contained: "group" or "cgroup" for this child (an "auto" spec
+ * that fell back says "group"; the JSON's "contain_fallback" says why).
+ * Returns enum sup_contain.
+ * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running), SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_contained(sup_proc *p);
+
+/* sup_result_leftovers_ended: in cgroup mode, how many processes of the
+ * tree (sub-cgroups included, zombies not) were still alive when the main
+ * process had ended and sup killed them (0 when none; also 0 when the
+ * whole tree was killed together with the main process).
+ * Returns the count (>= 0).
+ * Errors: SUP_ENODATA (group mode, where sup cannot count them), SUP_EINVAL,
+ * SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int64_t sup_result_leftovers_ended(sup_proc *p);
+
+/* sup_result_tree_cpu: in cgroup mode, the CPU time of the whole tree, every
+ * process it ever started included (the cgroup's cpu.stat), where
+ * sup_result_rusage has the main process's only. Either out-pointer may be
+ * NULL.
+ * Returns 0.
+ * Errors: SUP_ENODATA (group mode, or cpu.stat unreadable), SUP_EINVAL,
+ * SUP_EBUSY, SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_tree_cpu(sup_proc *p, double *user_ms, double *sys_ms);
 
 #ifdef __cplusplus
 }

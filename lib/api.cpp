@@ -78,6 +78,19 @@ int spawn(const char* spec_json, sup_proc** out) {
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
   engine.prewake_spawner();  // wakes while the pipes are made
+  // "contain": the child's cgroup, made before it exists; an "auto" that
+  // cannot have one says why in the result.
+  std::unique_ptr<sup::ChildCgroup> cgroup;
+  std::string contain_fallback;
+  if (spec.contain != sup::ContainMode::group) {
+    try {
+      cgroup = sup::ChildCgroup::create(spec.cgroup_parent, engine.sentinel());
+      plan.cgroup_fd = cgroup->dir_fd();
+    } catch (const sup::LaunchError& e) {
+      if (spec.contain == sup::ContainMode::cgroup) throw;
+      contain_fallback = e.message;
+    }
+  }
 
   sup::SpawnFds fds;
   sup::plan_output(spec, engine.dev_null(), fds);
@@ -101,6 +114,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   }
 
   auto proc = std::make_unique<Process>(engine, spec, called_at);
+  proc->set_containment(std::move(cgroup), std::move(contain_fallback));
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));
@@ -435,6 +449,28 @@ SUP_API int64_t sup_result_omitted_bytes(sup_proc* p, int stream) {
   if (!valid_stream(stream)) return SUP_EINVAL;
   if (!proc->is_final()) return SUP_EBUSY;
   return static_cast<int64_t>(proc->omitted_bytes(stream));
+}
+
+SUP_API int sup_result_contained(sup_proc* p) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().contained;
+}
+
+SUP_API int64_t sup_result_leftovers_ended(sup_proc* p) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  return proc->result().leftovers_ended ? *proc->result().leftovers_ended : int64_t{SUP_ENODATA};
+}
+
+SUP_API int sup_result_tree_cpu(sup_proc* p, double* user_ms, double* sys_ms) {
+  Call proc(p);
+  SUP_FINAL_OR_RETURN(proc);
+  const auto& cpu = proc->result().tree_cpu;
+  if (!cpu) return SUP_ENODATA;
+  if (user_ms != nullptr) *user_ms = static_cast<double>(cpu->user_us) / 1e3;
+  if (sys_ms != nullptr) *sys_ms = static_cast<double>(cpu->sys_us) / 1e3;
+  return 0;
 }
 
 }  // extern "C"

@@ -15,6 +15,7 @@
 #include <optional>
 #include <system_error>
 
+#include "cgroup.hpp"
 #include "process.hpp"
 
 namespace sup {
@@ -96,6 +97,7 @@ class EngineHolder {
   static void on_fork_child() {
     g_fork_generation.fetch_add(1);
     g_alive.store(false);
+    Sentinel::close_in_forked_child();
     // Another thread may have held the lock at the fork.
     mu_ = PTHREAD_MUTEX_INITIALIZER;
   }
@@ -206,6 +208,9 @@ Engine::~Engine() {
   wake();
   loop_thread_.join();
   uv_loop_close(&loop_);
+  // Every child has ended and its cgroup is gone; the host's directories
+  // go too, and the sentinel is told (its destructor) that all is done.
+  remove_host_cgroups();
 }
 
 void Engine::forget_after_fork() noexcept {
@@ -218,6 +223,7 @@ void Engine::forget_after_fork() noexcept {
   timer_fd_.reset();
   caller_timer_fd_.reset();
   dev_null_.reset();
+  sentinel_.abandon();
   if (loop_.backend_fd >= 0) close(loop_.backend_fd);
 }
 
@@ -408,6 +414,15 @@ void Engine::run_spawner() {
   pthread_sigmask(SIG_UNBLOCK, &chld, nullptr);
   // The child runs on this stack until it execs; one spawner, one stack.
   std::optional<ChildStack> stack;
+  // The sentinel first, from this thread's clone: before any child exists,
+  // so that none outlives the host unseen. Records sent meanwhile wait in
+  // its socket.
+  try {
+    stack.emplace();
+    sentinel_.start(*stack, dev_null());
+  } catch (const std::bad_alloc&) {
+    // No stack: the first spawn tries again and reports it.
+  }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (spawn_queue_.empty()) {
@@ -440,6 +455,9 @@ void Engine::run_spawner() {
     try {
       if (!stack) stack.emplace();
       Launched child = launch(*job->plan, job->fds.stdio, *stack);
+      // Group mode: the sentinel kills the group if the host dies (a
+      // cgroup's whole host directory is killed instead).
+      if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);
       // The child's ends are closed before any exit is watched, or a fast
       // child's EOF would look like a leftover still holding the pipe.
       SpawnFds& fds = job->fds;

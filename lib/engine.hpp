@@ -22,6 +22,7 @@
 
 #include "clock.hpp"
 #include "launch.hpp"
+#include "sentinel.hpp"
 #include "uv_handle.hpp"
 
 namespace sup {
@@ -89,6 +90,9 @@ class Engine {
   // An fd open on /dev/null, for children whose stdin is "null".
   int dev_null() const noexcept { return dev_null_.get(); }
 
+  // Ends every tree if the host dies (sentinel.hpp). Any thread.
+  Sentinel& sentinel() noexcept { return sentinel_; }
+
   // False once the library is being unloaded.
   static bool alive() noexcept;
 
@@ -135,6 +139,7 @@ class Engine {
   std::thread spawner_thread_;
   std::vector<char> read_buffer_;
   UniqueFd dev_null_;
+  Sentinel sentinel_;
 
   std::atomic<Process*> queued_head_{nullptr};
 

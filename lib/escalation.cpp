@@ -86,7 +86,10 @@ bool Process::kill_from_caller() noexcept {
     // Stamped before the signal: the loop never sees the death without it.
     // Two callers racing send one kill.
     Nanos none = 0;
-    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) kill(-pid_, SIGKILL);
+    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) {
+      kill(-pid_, SIGKILL);
+      signal_tree(SIGKILL, 0, true);
+    }
     on_record = true;
   }
   leave_caller_window();
@@ -110,6 +113,7 @@ Nanos Process::interrupt_from_caller() noexcept {
       kill(-pid_, interrupt_signal_);
       // A stopped process cannot act on the signal until it is continued.
       if (interrupt_signal_ != SIGCONT) kill(-pid_, SIGCONT);
+      signal_tree(interrupt_signal_, interrupt_signal_ != SIGCONT ? SIGCONT : 0, true);
       sent_at = now;
     }
   }
@@ -183,6 +187,10 @@ void Process::leader_gone() {
 }
 
 void Process::after_leader_exit() {
+  // Cgroup mode: what the main process left is ended now, so its pipes
+  // close and the drain below reaches their end (in an interrupt's grace,
+  // once the grace is over).
+  tree_after_exit();
   // The main process is gone: nothing is left to hold back, and what it
   // wrote must be counted before the result is final.
   lift_backpressure();
@@ -201,7 +209,7 @@ void Process::after_leader_exit() {
   if (out_done) close_pipe(out_);
   if (err_done) close_pipe(err_);
   Nanos now = now_ns();
-  if (escalation_ == Escalation::kill_sent || status_lost_) {
+  if (escalation_ == Escalation::kill_sent || status_lost_ || tree_ended_) {
     // With the leader reaped elsewhere the group can no longer be signaled
     // safely: wait for the pipes as briefly as after a SIGKILL.
     if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
@@ -393,6 +401,8 @@ void Process::group_killed(Nanos now) {
 }
 
 void Process::signal_group(int sig, Nanos now, bool record) {
+  // Cgroup mode: the rest of the tree too (contain.cpp).
+  signal_tree_on_loop(sig);
   // The leader stays unreaped until finish(), so -pid_ is still our group,
   // unless the host reaped it.
   if (status_lost_) return;

@@ -35,7 +35,7 @@ constexpr size_t kChildStackSize = 64 * 1024;
 // execvp's choice when PATH is unset.
 constexpr const char* kDefaultPath = "/bin:/usr/bin";
 
-enum class FailedStep : int { none = 0, setup, cwd, exec };
+enum class FailedStep : int { none = 0, setup, cgroup, cwd, exec };
 
 struct ChildArgs {
   const char* path;
@@ -44,6 +44,10 @@ struct ChildArgs {
   const char* cwd;
   int stdio[3];
   bool tty_foreground;
+  bool die_with_host;
+  // cgroup.procs of the child's cgroup, where clone3 cannot start it there:
+  // the child writes "0" (itself) to it first. -1 for none.
+  int cgroup_procs;
   pid_t host_pid;
   // Written by the child, read by the parent once the vfork-style clone has
   // returned (after the child's exec or exit).
@@ -76,9 +80,14 @@ struct KernelSigaction {
 SUP_CHILD_CODE int child_main(void* raw) {
   auto* a = static_cast<ChildArgs*>(raw);
 
-  if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail(a, FailedStep::setup);
-  // The host may have died between clone and prctl; then nobody would kill us.
-  if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
+  // Into its cgroup before anything else, so that nothing it ever runs is
+  // outside (clone3 put it there already where it could).
+  if (a->cgroup_procs >= 0 && syscall(SYS_write, a->cgroup_procs, "0", 1) != 1) child_fail(a, FailedStep::cgroup);
+  if (a->die_with_host) {
+    if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) child_fail(a, FailedStep::setup);
+    // The host may have died between clone and prctl; then nobody would kill us.
+    if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
+  }
   if (syscall(SYS_setpgid, 0, 0) != 0) child_fail(a, FailedStep::setup);
 
   for (int target = 0; target < 3; ++target) {
@@ -111,6 +120,69 @@ SUP_CHILD_CODE int child_main(void* raw) {
   syscall(SYS_execve, a->path, a->argv, a->envp);
   child_fail(a, FailedStep::exec);
   return 127;
+}
+
+#if defined(__x86_64__)
+// clone3 with the child on its own stack, as glibc's private __clone3 does:
+// the child returns from the system call on the new stack, so it must not
+// return from this function; it calls fn(arg) and exits. Raw, not through
+// any wrapper a sanitizer would intercept (see __clone above).
+extern "C" long sup_clone3(clone_args* args, size_t size, int (*fn)(void*), void* arg);
+asm(R"(
+  .text
+  .p2align 4
+  .hidden sup_clone3
+  .type sup_clone3, @function
+sup_clone3:
+  .cfi_startproc
+  mov %rdx, %r8
+  mov %rcx, %r9
+  mov $435, %eax
+  syscall
+  test %rax, %rax
+  jz 1f
+  ret
+1:
+  .cfi_undefined rip
+  xor %ebp, %ebp
+  mov %r9, %rdi
+  call *%r8
+  mov %eax, %edi
+  mov $60, %eax
+  syscall
+  hlt
+  .cfi_endproc
+  .size sup_clone3, .-sup_clone3
+)");
+#endif
+
+// The vfork-style clone of launch(), with the child started inside the
+// cgroup of cgroup_fd (clone3, CLONE_INTO_CGROUP): it never runs anywhere
+// else. Returns the pid, or -1 with errno (ENOSYS where clone3 is missing
+// or this architecture has no stub here).
+pid_t clone_into_cgroup(ChildStack& stack, int cgroup_fd, ChildArgs* args, int* pidfd) {
+#if defined(__x86_64__)
+  clone_args ca{};
+  ca.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP;
+  ca.pidfd = reinterpret_cast<uint64_t>(pidfd);
+  ca.exit_signal = 0;
+  ca.stack = reinterpret_cast<uint64_t>(static_cast<char*>(stack.top()) - kChildStackSize);
+  ca.stack_size = kChildStackSize;
+  ca.cgroup = static_cast<uint64_t>(cgroup_fd);
+  long rc = sup_clone3(&ca, sizeof ca, child_main, args);
+  if (rc < 0) {
+    errno = static_cast<int>(-rc);
+    return -1;
+  }
+  return static_cast<pid_t>(rc);
+#else
+  (void)stack;
+  (void)cgroup_fd;
+  (void)args;
+  (void)pidfd;
+  errno = ENOSYS;
+  return -1;
+#endif
 }
 
 std::string describe_errno(int err) {
@@ -224,7 +296,10 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.cwd = plan.cwd ? plan.cwd->c_str() : nullptr;
   for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
   args.tty_foreground = plan.tty_foreground;
+  args.die_with_host = plan.die_with_host;
+  args.cgroup_procs = -1;
   args.host_pid = getpid();
+  UniqueFd cgroup_procs;
 
   int pidfd = -1;
   Nanos started_at = now_ns();
@@ -235,12 +310,26 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
+  pid_t pid = -1;
+  errno = ENOSYS;
+  if (plan.cgroup_fd >= 0) pid = clone_into_cgroup(stack, plan.cgroup_fd, &args, &pidfd);
+  if (plan.cgroup_fd >= 0 && pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
+    // No clone3 here (or no CLONE_INTO_CGROUP): the child moves itself in
+    // before it does anything else.
+    int fd = openat(plan.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      cgroup_procs.reset(fd);
+      args.cgroup_procs = fd;
+    }
+  }
+  if (plan.cgroup_fd < 0 || args.cgroup_procs >= 0)
+    pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   errno = clone_errno;
   if (pid < 0) {
     int err = errno;
+    if (plan.cgroup_fd >= 0) throw LaunchError{-err, "contain: clone into the cgroup: " + describe_errno(err)};
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.9 needed)"};
     throw LaunchError{-err, "clone: " + describe_errno(err)};
   }
@@ -260,6 +349,8 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
       if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
       throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err), SUP_PART_EXEC};
     }
+    case FailedStep::cgroup:
+      throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};
   }

@@ -39,6 +39,11 @@ struct LaunchPlan {
   std::vector<char*> argv;
   std::vector<char*> envp;  // empty: the host's environ, read at clone time
   bool tty_foreground = false;
+  // "contain": "cgroup": the child's cgroup directory (ChildCgroup), which
+  // the child starts in; -1 for none.
+  int cgroup_fd = -1;
+  // PR_SET_PDEATHSIG to the spawner thread: false only for the sentinel.
+  bool die_with_host = true;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

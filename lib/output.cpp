@@ -101,6 +101,7 @@ void Process::end_unwatched(bool drain) noexcept {
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
       if (!status_lost_) kill(-pid_, SIGKILL);
+      signal_tree(SIGKILL, 0, true);
       escalation_ = Escalation::kill_sent;
       forced_kill_ = true;
     }

@@ -402,6 +402,8 @@ void Process::abandon() noexcept {
   // run libuv on a dead loop.
   exit_watch_.forget();
   stdin_watch_.forget();
+  // The parent's cgroup is the parent's to end and remove.
+  if (cgroup_) cgroup_->disown();
   out_.poll.forget();
   err_.poll.forget();
   out_.tee_watch.forget();

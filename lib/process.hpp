@@ -14,12 +14,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "capture.hpp"
+#include "cgroup.hpp"
 #include "clock.hpp"
 #include "engine.hpp"
 #include "json_text.hpp"
@@ -66,6 +68,14 @@ struct Result {
   std::vector<SignalSent> signals_sent;
   struct rusage usage {};
   int phase = 0;  // enum sup_phase
+  // Containment (contain.cpp): enum sup_contain; in cgroup mode, what the
+  // end found and did; the reason an "auto" spec ran in group mode; a
+  // cgroup directory that could not be removed.
+  int contained = SUP_CONTAIN_GROUP;
+  std::optional<int64_t> leftovers_ended;
+  std::optional<TreeCpu> tree_cpu;
+  std::optional<std::string> contain_fallback;
+  std::optional<std::string> cgroup_left;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -186,6 +196,10 @@ class Process {
   int input_close();
   // Before the spawn, while nothing else can see the process.
   void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
+  // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
+  // where possible), or why "auto" fell back to group mode (contain.cpp).
+  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
+  bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -360,6 +374,27 @@ class Process {
   void leave_caller_window() noexcept;
   void hand_back_terminal();
 
+  // contain.cpp (cgroup mode; each does nothing in group mode)
+  // The main process has ended: what is left of its tree is counted (unless
+  // it was killed already, with the main process) and killed, and waited
+  // for, briefly. Once.
+  void end_tree_after_exit() noexcept;
+  // At the main process's exit: end_tree_after_exit, unless an interrupt's
+  // grace is running: the tree has the rest of it (a setsid'd server exits
+  // cleanly), and is ended when its pipes close or the grace is over.
+  void tree_after_exit() noexcept;
+  // signal_tree for the loop's own signals: a SIGKILL once the main process
+  // has exited ends the tree as end_tree_after_exit does (counted first).
+  void signal_tree_on_loop(int sig) noexcept;
+  // sig (then then_sig, if not 0) to every process of the tree that
+  // kill(-pid_) did not reach (all but the main process and, when
+  // group_signalled, its group); SIGKILL as cgroup.kill, to all.
+  // Async-signal-safe. Returns how many processes it reached.
+  int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;
+  // Into the result: the end of the tree, its CPU, the cgroup removed.
+  void close_tree(Result& r) noexcept;
+  void append_contain_json(std::string& out) const;
+
   // result.cpp
   void maybe_finish();
   // publish_final, then tear_down.
@@ -506,6 +541,12 @@ class Process {
   std::mutex input_mu_;
   UniqueFd input_fd_;
   std::optional<std::string> kept_[2];
+  // Containment, set before the spawn (set_containment).
+  std::unique_ptr<ChildCgroup> cgroup_;
+  std::string contain_fallback_;
+  // Under work_mu_: end_tree_after_exit has run, and what it counted.
+  bool tree_ended_ = false;
+  int64_t leftovers_ = 0;
   // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
 };

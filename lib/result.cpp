@@ -92,6 +92,7 @@ void Process::publish_final() {
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
+  close_tree(r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
   // 8-9 us of the time from exit to result. sup_release waits for it.
@@ -100,6 +101,9 @@ void Process::publish_final() {
 
 void Process::reap() noexcept {
   if (reaped_.load(std::memory_order_relaxed)) return;
+  // Group mode: the sentinel forgets the group while the zombie still
+  // holds its id.
+  if (!cgroup_) engine_.sentinel().forget_group(pid_);
   if (!status_lost_) {
     siginfo_t reaped{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
@@ -151,6 +155,9 @@ bool Process::finish_from_caller() {
   if (tty_fd_.valid() || any_held_back() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
+  // Cgroup mode: what the main process left is ended before the pipes are
+  // read to their end.
+  tree_after_exit();
   // Nothing is held back, so this touches no watch: it only marks the
   // backpressure lifted, as the loop does once the main process is gone.
   lift_backpressure();
@@ -252,7 +259,9 @@ void Process::build_result_json() {
   append_ms(rest, timeval_us(r.usage.ru_stime));
   rest += ", \"max_rss_kb\": ";
   append_decimal(rest, r.usage.ru_maxrss);
-  rest += "}}";
+  rest += "}";
+  append_contain_json(rest);
+  rest += "}";
 
   StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
   std::string j;

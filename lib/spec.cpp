@@ -344,6 +344,18 @@ Route parse_route(const cJSON* item, const std::string& key) {
   fail(key, std::string(forms) + ", not \"" + mode + "\"");
 }
 
+void parse_contain(const cJSON* item, Spec& spec) {
+  std::string mode = string_value(item, "contain");
+  if (mode == "group")
+    spec.contain = ContainMode::group;
+  else if (mode == "cgroup")
+    spec.contain = ContainMode::cgroup;
+  else if (mode == "auto")
+    spec.contain = ContainMode::automatic;
+  else
+    fail("contain", "must be \"group\", \"cgroup\" or \"auto\", not \"" + mode + "\"");
+}
+
 void parse_key(const cJSON* item, Spec& spec) {
   const std::string key = item->string;
   if (key == "argv") {
@@ -381,6 +393,11 @@ void parse_key(const cJSON* item, Spec& spec) {
   } else if (key == "tty_foreground") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.tty_foreground = cJSON_IsTrue(item);
+  } else if (key == "contain") {
+    parse_contain(item, spec);
+  } else if (key == "cgroup_parent") {
+    spec.cgroup_parent = string_value(item, key);
+    if (spec.cgroup_parent->empty() || (*spec.cgroup_parent)[0] != '/') fail(key, "must be an absolute path");
   } else {
     fail(key, "unknown key");
   }
@@ -410,6 +427,8 @@ Spec parse_spec(const char* json) {
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
   check_routes(spec);
+  if (spec.cgroup_parent && spec.contain == ContainMode::group)
+    fail("cgroup_parent", "needs \"contain\": \"cgroup\" or \"auto\"");
   return spec;
 }
 

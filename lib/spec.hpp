@@ -14,6 +14,8 @@ enum class TimeoutAction { interrupt, kill };
 // Where a child's stdout or stderr goes (routing.cpp). stdout_stream: stderr
 // shares stdout's pipe or descriptor.
 enum class Route { pipe, tee, inherit, null_device, stdout_stream };
+// "contain": "group", "cgroup" or "auto" (cgroup when possible, else group).
+enum class ContainMode { group, cgroup, automatic };
 
 struct Spec {
   std::vector<std::string> argv;
@@ -36,6 +38,8 @@ struct Spec {
   Route stderr_route = Route::pipe;
   // The environment is exactly env: nothing is inherited.
   bool env_clear = false;
+  ContainMode contain = ContainMode::group;
+  std::optional<std::string> cgroup_parent;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.

@@ -67,6 +67,7 @@ struct options {
   bool kill_on_timeout;
   uint64_t max_output_bytes;
   const char *json_path;
+  const char *contain; /* "group", "cgroup" or "auto" */
   bool quiet;
   const char *stdout_mode; /* "pipe", "inherit" or "null" */
   const char *stderr_mode; /* the same, or "stdout" (--merge) */
@@ -204,8 +205,10 @@ static void print_help(void)
 "while they are also captured for the result (see --json), unless --stdout,\n"
 "--stderr or --merge route them otherwise. Its standard input\n"
 "is sup-run's. It runs in a process group of its own; whatever it leaves\n"
-"running in that group when it ends is killed. If sup-run itself is killed,\n"
-"COMMAND receives SIGKILL.\n"
+"running in that group when it ends is killed (with --contain=cgroup,\n"
+"whatever it leaves running anywhere). If sup-run itself is killed, COMMAND\n"
+"and its group receive SIGKILL (with --contain=cgroup, everything it\n"
+"started).\n"
 "\n"
 "Options:\n"
 "      --idle-timeout=DURATION  end COMMAND after DURATION with no output on\n"
@@ -242,6 +245,12 @@ static void print_help(void)
 "                               (as 2>&1); not with --stderr\n"
 "      --env-clear              start COMMAND with an empty environment;\n"
 "                               COMMAND is then looked up in /bin:/usr/bin\n"
+"      --contain=MODE           what is ended with COMMAND: 'group' (default)\n"
+"                               its process group; 'cgroup' every process it\n"
+"                               started, in a cgroup v2 of its own (setsid'd\n"
+"                               and double-forked ones too; an error where no\n"
+"                               writable cgroup v2 hierarchy exists); 'auto'\n"
+"                               cgroup where possible, else group\n"
 "      --json=FILE              when done, write the result as JSON to FILE;\n"
 "                               FILE is created or truncated before COMMAND\n"
 "                               starts, and left empty if it cannot start\n"
@@ -266,7 +275,10 @@ static void print_help(void)
 "    " PROGNAME ": idle timeout: no output for 2s; sent SIGTERM at 2.0s, SIGKILL at 7.0s; exit 124\n"
 "  The result written by --json is libsup's: outcome, exit_code, term_signal,\n"
 "  forced_kill, pid, duration_ms, for each stream the bytes written and the\n"
-"  text captured, signals_sent and rusage.\n"
+"  text captured, signals_sent, rusage, and the containment: contained\n"
+"  (group or cgroup), and with cgroup leftovers_ended (processes still\n"
+"  running when COMMAND ended, then killed) and tree_cpu (the CPU of\n"
+"  everything COMMAND started).\n"
 "\n",
 "EXIT STATUS\n"
 "  N      COMMAND exited by itself with status N\n"
@@ -322,6 +334,8 @@ static void print_help(void)
 "      SIGINT after an hour, SIGKILL 30 seconds later if it is still running\n"
 "  " PROGNAME " -q --idle-timeout=500ms --on-timeout=kill --json=out.json -- ./probe\n"
 "      kill a hung probe at once and keep its result for later\n"
+"  " PROGNAME " --contain=auto --max-runtime=20m -- npm test\n"
+"      end the test servers npm test leaves running, even daemonized ones\n"
 "  " PROGNAME " --max-output=1M --json=run.json -- ./chatty > full.log\n"
 "      keep all of the output in full.log but only 1 MiB of each stream in\n"
 "      run.json\n",
@@ -351,6 +365,7 @@ enum long_option {
   OPT_ON_TIMEOUT,
   OPT_MAX_OUTPUT,
   OPT_JSON,
+  OPT_CONTAIN,
   OPT_QUIET,
   OPT_HELP,
   OPT_VERSION
@@ -414,6 +429,7 @@ static void parse_options(int argc, char **argv, struct options *o)
       {"on-timeout", required_argument, NULL, OPT_ON_TIMEOUT},
       {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
       {"json", required_argument, NULL, OPT_JSON},
+      {"contain", required_argument, NULL, OPT_CONTAIN},
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -421,6 +437,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 
   *o = (struct options){.grace_ms = 5000,
                         .interrupt_signal = SIGTERM,
+                        .contain = "group",
                         .max_output_bytes = UINT64_C(16) << 20,
                         .stdout_mode = "pipe"};
   const char *stderr_mode = NULL;
@@ -489,6 +506,13 @@ static void parse_options(int argc, char **argv, struct options *o)
       if (optarg[0] == '\0')
         usage_error("--json: empty file name");
       o->json_path = optarg;
+      break;
+    case OPT_CONTAIN:
+      if (strcmp(optarg, "group") != 0 && strcmp(optarg, "cgroup") != 0 &&
+          strcmp(optarg, "auto") != 0)
+        usage_error("--contain: invalid mode '%s' (expected 'group', 'cgroup' or 'auto')",
+                    optarg);
+      o->contain = optarg;
       break;
     case 'q':
     case OPT_QUIET:
@@ -612,6 +636,7 @@ static char *build_spec(const struct options *o, bool tty_foreground)
   sb_printf(&sb, ", \"on_timeout\": \"%s\"", o->kill_on_timeout ? "kill" : "interrupt");
   sb_printf(&sb, ", \"max_output_bytes\": %" PRIu64, o->max_output_bytes);
   sb_printf(&sb, ", \"backpressure_bytes\": %d", BACKPRESSURE_BYTES);
+  sb_printf(&sb, ", \"contain\": \"%s\"", o->contain);
   if (tty_foreground)
     sb_puts(&sb, ", \"tty_foreground\": true");
   sb_puts(&sb, "}");

@@ -705,6 +705,64 @@ static void row_spawn(const struct opts *o) {
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
+/* Per spawn in cgroup mode against group mode: sup_spawn + sup_poll +
+ * sup_release of /bin/true with "contain": "cgroup" and without, in
+ * alternating batches. Cgroup mode adds the child's cgroup (mkdir, clone3
+ * into it) and its end (cgroup.kill, cgroup.events, cpu.stat, rmdir).
+ * Prints the reason instead where no cgroup can be made. */
+static void row_spawn_cgroup(const struct opts *o) {
+  char *group = spec(TRUE_PATH, NULL, -1);
+  cJSON *c = cJSON_Parse(group);
+  if (c == NULL) die("out of memory");
+  cJSON_AddStringToObject(c, "contain", "cgroup");
+  char *contained = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  if (contained == NULL) die("out of memory");
+  sup_proc *probe = NULL;
+  char err[SUP_ERRBUF_SIZE];
+  int rc = sup_spawn_ex(contained, &probe, err, sizeof err);
+  if (rc != 0) {
+    note("spawn_cgroup: skipped: %s", err);
+    cJSON *skip = cJSON_CreateObject();
+    cJSON_AddStringToObject(skip, "row", "spawn_cgroup");
+    cJSON_AddStringToObject(skip, "skipped", err);
+    char *line = cJSON_PrintUnformatted(skip);
+    printf("%s\n", line);
+    fflush(stdout);
+    cJSON_free(line);
+    cJSON_Delete(skip);
+    cJSON_free(group);
+    cJSON_free(contained);
+    return;
+  }
+  sup_finish(probe);
+  if (sup_result_contained(probe) != SUP_CONTAIN_CGROUP) die("spawn_cgroup: %s", sup_result(probe));
+  sup_release(probe);
+  samples grp = {0}, cg = {0};
+  int rounds = o->quick ? 2 : 300, batch = 10;
+  note("spawn_cgroup: %d x %d per side", rounds, batch);
+  for (int w = 0; w < 5; w++) {
+    sup_true(group);
+    sup_true(contained);
+  }
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      sup_true(group);
+      push(&grp, now_us() - t0);
+    }
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      sup_true(contained);
+      push(&cg, now_us() - t0);
+    }
+  }
+  cJSON_free(group);
+  cJSON_free(contained);
+  printf("{\"row\":\"spawn_cgroup\",\"unit\":\"us\",\"batch\":%d,", batch);
+  finish_row("baseline", &grp, "sup", &cg, NULL);
+}
+
 static void fork_exec_true(void) {
   pid_t pid = fork();
   if (pid < 0) die("fork: %s", strerror(errno));
@@ -1801,7 +1859,7 @@ static void default_helper(char *out, size_t cap, const char *name) {
     die("path too long");
 }
 
-static const char *const ROWS[] = {"spawn",       "heap",  "capture", "stream", "abort",
+static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "heap",  "capture", "stream", "abort",
                                    "interrupt",   "idle",  "max_runtime",
                                    "cpu",         "capacity", "rss", "scale"};
 
@@ -1833,7 +1891,7 @@ int main(int argc, char **argv) {
       snprintf(o.child, sizeof o.child, "%s", argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--rows spawn,heap,capture,stream,abort,"
+              "usage: %s [--quick] [--rows spawn,spawn_cgroup,heap,capture,stream,abort,"
               "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
@@ -1862,6 +1920,7 @@ int main(int argc, char **argv) {
          sup_version(), gnu_get_libc_version(), o.quick ? "true" : "false");
   fflush(stdout);
   if (row_wanted(&o, "spawn")) row_spawn(&o);
+  if (row_wanted(&o, "spawn_cgroup")) row_spawn_cgroup(&o);
   if (row_wanted(&o, "capture")) row_capture(&o);
   if (row_wanted(&o, "stream")) row_stream(&o);
   if (row_wanted(&o, "abort")) row_stop(&o, 1);

@@ -175,7 +175,7 @@ class HelpAndVersion(unittest.TestCase):
                 text = r.stdout.decode()
                 self.assertTrue(text.startswith("Usage: sup-run "), text[:80])
                 for needle in ("--idle-timeout", "--max-runtime", "--grace", "--signal",
-                               "--on-timeout", "--max-output", "--json", "-q, --quiet",
+                               "--on-timeout", "--max-output", "--contain", "--json", "-q, --quiet",
                                "--help", "--version", "DURATION", "EXIT STATUS", "SIGNALS",
                                "EXAMPLES", "K, M, G", "ms", "EPIPE", "Ctrl-C", "SIGKILL"):
                     self.assertIn(needle, text)
@@ -207,6 +207,7 @@ class OptionValues(TempDirTest):
         "--grace": ["junk", "-1", "2 s"],
         "--signal": ["NOPE", "0", "65", "-2", "SIG", "", "TERM2", "2x"],
         "--on-timeout": ["later", "", "KILL"],
+        "--contain": ["jail", "", "CGROUP"],
         "--max-output": ["-1", "1T", "1.5M", "abc", "", "1k", "99999999999999999999",
                          "9999999999999G"],
     }
@@ -707,6 +708,51 @@ class NothingSurvives(TempDirTest):
         r.proc.kill()
         self.assertEqual(r.finish(), -signal.SIGKILL)
         self.assertTrue(wait_pid_gone(pid))
+
+
+class Contain(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        probe = run("--contain", "cgroup", "--", "true")
+        if probe.returncode != 0:
+            self.skipTest("no writable cgroup v2 hierarchy: " + probe.stderr.decode(errors="replace"))
+
+    def test_cgroup_ends_a_daemon_outside_the_group(self):
+        pid_file = self.path("pid")
+        script = (f"(setsid sh -c 'echo $$ > {pid_file}; exec sleep 30' </dev/null >/dev/null 2>&1 &); "
+                  f"while [ ! -s {pid_file} ]; do sleep 0.01; done; echo started")
+        r = run("--contain", "cgroup", "--json", self.path("r.json"), "--", "sh", "-c", script)
+        self.assertEqual((r.returncode, r.stdout), (0, b"started\n"), r.stderr)
+        self.assertTrue(wait_pid_gone(self.read_pid("pid"), timeout=0.5))
+        result = self.read_json("r.json")
+        self.assertEqual(result["contained"], "cgroup")
+        self.assertEqual(result["leftovers_ended"], 1)
+        self.assertFalse(result["forced_kill"])
+        self.assertIsNone(result["contain_fallback"])
+        self.assertEqual(set(result["tree_cpu"]), {"user_ms", "sys_ms"})
+
+    def test_group_leaves_the_daemon_alone(self):
+        pid_file = self.path("pid")
+        script = (f"(setsid sh -c 'echo $$ > {pid_file}; exec sleep 30' </dev/null >/dev/null 2>&1 &); "
+                  f"while [ ! -s {pid_file} ]; do sleep 0.01; done")
+        r = run("--contain=group", "--json", self.path("r.json"), "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = self.read_pid("pid")
+        self.assertFalse(pid_gone(pid))
+        result = self.read_json("r.json")
+        self.assertEqual(result["contained"], "group")
+        self.assertIsNone(result["leftovers_ended"])
+
+    def test_cgroup_parent_that_is_no_cgroup(self):
+        env = dict(os.environ, SUP_CGROUP_PARENT=self.tmp)
+        r = run("--contain", "cgroup", "--", "true", env=env)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"not on a cgroup v2 hierarchy", r.stderr)
+        r = run("--contain", "auto", "--json", self.path("r.json"), "--", "true", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = self.read_json("r.json")
+        self.assertEqual(result["contained"], "group")
+        self.assertIn("not on a cgroup v2 hierarchy", result["contain_fallback"])
 
 
 class Terminal(TempDirTest):

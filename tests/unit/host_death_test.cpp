@@ -1,6 +1,12 @@
-// If the host dies, its children die with it.
+// If the host dies, its children die with it: with SIGKILL, the main
+// process at least (PR_SET_PDEATHSIG); with the sentinel, every supervised
+// tree within a second (cgroup mode: every process; group mode: the main
+// processes and their groups), and nothing of the host is left after.
+#include <glob.h>
 #include <spawn.h>
 #include <sys/wait.h>
+
+#include <sstream>
 
 #include "helpers.hpp"
 
@@ -8,12 +14,125 @@ extern char** environ;
 
 namespace {
 
+struct Tree {
+  pid_t shell, group_sleep, setsid_sleep;
+};
+
+// Starts the helper host with args; returns its pid.
+pid_t start_host(std::vector<std::string> args) {
+  args.insert(args.begin(), SUP_HOST_HELPER);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t host = 0;
+  EXPECT_EQ(posix_spawn(&host, SUP_HOST_HELPER, nullptr, nullptr, argv.data(), environ), 0);
+  return host;
+}
+
+void kill_host(pid_t host) {
+  kill(host, SIGKILL);
+  int status;
+  waitpid(host, &status, 0);
+}
+
+std::string cgroup2_mount() {
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    size_t dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string id, parent, devno, root, point;
+    fields >> id >> parent >> devno >> root >> point;
+    return point;
+  }
+  return "";
+}
+
+// The host's sup directories, in the cgroup this test (and so the host)
+// runs in.
+std::vector<std::string> host_dirs(pid_t host) {
+  std::string own;
+  std::ifstream groups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(groups, line))
+    if (line.compare(0, 3, "0::") == 0) own = line.substr(3);
+  std::string pattern = cgroup2_mount() + (own == "/" ? "" : own) + "/sup-" + std::to_string(host) + "-*";
+  std::vector<std::string> out;
+  glob_t g{};
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  globfree(&g);
+  return out;
+}
+
+// The running sentinel of host, or 0.
+pid_t sentinel_of(pid_t host) {
+  const std::string want = std::string("sup-sentinel") + '\0' + std::to_string(host) + '\0';
+  pid_t found = 0;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+      std::string cmdline = suptest::read_file(std::string("/proc/") + e->d_name + "/cmdline");
+      if (cmdline.size() < want.size() || cmdline.compare(cmdline.size() - want.size(), want.size(), want) != 0)
+        continue;
+      pid_t pid = std::atoi(e->d_name);
+      if (suptest::running(pid)) found = pid;
+    }
+    closedir(d);
+  }
+  return found;
+}
+
+std::string cgroup_unavailable() {
+  sup_proc* p = nullptr;
+  char err[SUP_ERRBUF_SIZE] = "";
+  int rc = sup_spawn_ex("{\"argv\": [\"true\"], \"contain\": \"cgroup\"}", &p, err, sizeof err);
+  if (rc == 0) {
+    sup_poll(p, -1);
+    sup_release(p);
+    return "";
+  }
+  return std::string(sup_strerror(rc)) + ": " + err;
+}
+
+// Starts a host supervising `count` trees; fills trees once all run.
+pid_t host_with_trees(const suptest::TempDir& dir, const char* contain, int count, std::vector<Tree>& trees,
+                      bool exec_after = false) {
+  std::string pid_file = dir.file("pids");
+  std::vector<std::string> args = {pid_file, contain, std::to_string(count)};
+  if (exec_after) args.push_back("exec");
+  pid_t host = start_host(args);
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::read_file(pid_file).empty(); }, 30000));
+  std::istringstream in(suptest::read_file(pid_file));
+  Tree t;
+  while (in >> t.shell >> t.group_sleep >> t.setsid_sleep) trees.push_back(t);
+  EXPECT_EQ(trees.size(), static_cast<size_t>(count));
+  for (const Tree& tree : trees) {
+    EXPECT_TRUE(suptest::running(tree.shell));
+    EXPECT_TRUE(suptest::running(tree.group_sleep));
+    EXPECT_TRUE(suptest::running(tree.setsid_sleep));
+  }
+  return host;
+}
+
+// After the host's end: within 1 s none of `pids` runs.
+void expect_ended_within_1s(const std::vector<pid_t>& pids, double since) {
+  bool ended = suptest::eventually([&] {
+    for (pid_t pid : pids)
+      if (suptest::running(pid)) return false;
+    return true;
+  }, 5000);
+  const double took = suptest::now_ms() - since;
+  EXPECT_TRUE(ended);
+  EXPECT_LT(took, 1000) << "the trees took " << took << " ms to end";
+  for (pid_t pid : pids) EXPECT_FALSE(suptest::running(pid)) << pid;
+}
+
 TEST(HostDeath, ChildrenDieWithTheHost) {
   suptest::TempDir dir;
   std::string pid_file = dir.file("pid");
-  char* argv[] = {const_cast<char*>(SUP_HOST_HELPER), const_cast<char*>(pid_file.c_str()), nullptr};
-  pid_t host;
-  ASSERT_EQ(posix_spawn(&host, SUP_HOST_HELPER, nullptr, nullptr, argv, environ), 0);
+  pid_t host = start_host({pid_file});
   pid_t child = 0;
   ASSERT_TRUE(suptest::eventually([&] {
     std::string s = suptest::read_file(pid_file);
@@ -22,10 +141,64 @@ TEST(HostDeath, ChildrenDieWithTheHost) {
     return true;
   }, 5000));
   ASSERT_TRUE(suptest::running(child));
-  kill(host, SIGKILL);
-  int status;
-  waitpid(host, &status, 0);
+  kill_host(host);
   EXPECT_TRUE(suptest::eventually([&] { return !suptest::running(child); }, 2000));
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0; }, 5000));
+}
+
+// Cgroup mode: 20 trees of 3 processes, one of them setsid'd: all 60 end
+// within 1 s of the host's SIGKILL; 5 s later neither the sentinel nor the
+// host's cgroup directory is left.
+TEST(HostDeath, EveryContainedTreeEndsWithTheHost) {
+  std::string why = cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
+  suptest::TempDir dir;
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, "cgroup", 20, trees);
+  ASSERT_EQ(trees.size(), 20u);
+  EXPECT_NE(sentinel_of(host), 0);
+  EXPECT_EQ(host_dirs(host).size(), 1u);
+  std::vector<pid_t> all;
+  for (const Tree& t : trees) all.insert(all.end(), {t.shell, t.group_sleep, t.setsid_sleep});
+  const double t0 = suptest::now_ms();
+  kill_host(host);
+  expect_ended_within_1s(all, t0);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000))
+      << "sentinel " << sentinel_of(host) << ", " << host_dirs(host).size() << " directories";
+}
+
+// Group mode: the main processes and their groups end within 1 s. The
+// setsid'd sleeps are beyond a group's reach (the test ends them).
+TEST(HostDeath, EveryGroupEndsWithTheHost) {
+  suptest::TempDir dir;
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, "group", 20, trees);
+  ASSERT_EQ(trees.size(), 20u);
+  std::vector<pid_t> grouped;
+  for (const Tree& t : trees) grouped.insert(grouped.end(), {t.shell, t.group_sleep});
+  const double t0 = suptest::now_ms();
+  kill_host(host);
+  expect_ended_within_1s(grouped, t0);
+  for (const Tree& t : trees) kill(t.setsid_sleep, SIGKILL);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0; }, 5000));
+}
+
+// An exec is the host's end too: the sentinel's end of the socket closes
+// with it (close-on-exec).
+TEST(HostDeath, ExecEndsEveryContainedTree) {
+  std::string why = cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
+  suptest::TempDir dir;
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, "cgroup", 3, trees, /*exec_after=*/true);
+  ASSERT_EQ(trees.size(), 3u);
+  std::vector<pid_t> all;
+  for (const Tree& t : trees) all.insert(all.end(), {t.shell, t.group_sleep, t.setsid_sleep});
+  const double t0 = suptest::now_ms();
+  std::ofstream(dir.file("pids.go")).put('\n');
+  expect_ended_within_1s(all, t0);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000));
+  kill_host(host);
 }
 
 }  // namespace

@@ -1,17 +1,94 @@
-/* A host for host_death_test: supervises `sleep 30`, writes its pid to the
- * file named in argv[1], then waits to be killed. */
+/* A host for host_death_test.
+ *
+ *   sup-host-helper PIDFILE
+ *       supervises `sleep 30`, writes its pid to PIDFILE, then waits to be
+ *       killed.
+ *   sup-host-helper PIDFILE CONTAIN N [exec]
+ *       supervises N trees with "contain": CONTAIN, each a shell with a
+ *       `sleep` in its group and a setsid'd `sleep` outside it, writes one
+ *       line "SHELL GROUP_SLEEP SETSID_SLEEP" per tree to PIDFILE (whole,
+ *       by rename), then waits to be killed; with "exec" it waits for
+ *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sup.h>
+#include <time.h>
 #include <unistd.h>
 
-int main(int argc, char** argv) {
-  sup_proc* p = NULL;
-  if (argc != 2 || sup_spawn("{\"argv\": [\"sleep\", \"30\"]}", &p) != 0) return 1;
-  FILE* f = fopen(argv[1], "w");
-  if (f == NULL) return 1;
+static int one_sleep(const char *pid_file)
+{
+  sup_proc *p = NULL;
+  if (sup_spawn("{\"argv\": [\"sleep\", \"30\"]}", &p) != 0)
+    return 1;
+  FILE *f = fopen(pid_file, "w");
+  if (f == NULL)
+    return 1;
   fprintf(f, "%d\n", sup_pid(p));
   fclose(f);
   sup_poll(p, -1);
   sup_release(p);
+  return 0;
+}
+
+/* Reads the child's stdout until a newline: its line of pids. */
+static int read_line(sup_proc *p, char *line, size_t cap)
+{
+  uint64_t pos = 0;
+  size_t len = 0;
+  while (len == 0 || line[len - 1] != '\n') {
+    size_t n = 0;
+    if (len + 1 >= cap || sup_output_read(p, SUP_STDOUT, &pos, line + len, cap - 1 - len, &n) != 0)
+      return -1;
+    len += n;
+    if (n == 0 && sup_output_wait(p, pos, SUP_POS_IGNORE, 10000) != 1)
+      return -1;
+  }
+  line[len] = '\0';
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 2)
+    return one_sleep(argv[1]);
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "exec") == 0))
+    return 2;
+  int trees = atoi(argv[3]);
+  char spec[512];
+  snprintf(spec, sizeof spec,
+           "{\"argv\": [\"sh\", \"-c\", \"sleep 30 & a=$!; setsid sleep 30 & b=$!; echo $$ $a $b; wait\"], "
+           "\"contain\": \"%s\"}",
+           argv[2]);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
+  FILE *f = fopen(tmp, "w");
+  if (f == NULL)
+    return 1;
+  sup_proc **procs = calloc((size_t)trees, sizeof *procs);
+  for (int i = 0; i < trees; i++) {
+    char err[SUP_ERRBUF_SIZE];
+    if (sup_spawn_ex(spec, &procs[i], err, sizeof err) != 0) {
+      fprintf(stderr, "sup-host-helper: %s\n", err);
+      return 1;
+    }
+    char line[256];
+    if (read_line(procs[i], line, sizeof line) != 0)
+      return 1;
+    fputs(line, f);
+  }
+  if (fclose(f) != 0 || rename(tmp, argv[1]) != 0)
+    return 1;
+  if (argc == 5) {
+    /* Once the test has seen every tree running: PIDFILE.go appears. */
+    char go[4096];
+    snprintf(go, sizeof go, "%s.go", argv[1]);
+    while (access(go, F_OK) != 0)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+    execl("/bin/sleep", "sleep", "30", (char *)NULL);
+    return 1;
+  }
+  sup_poll(procs[0], -1);
   return 0;
 }
