@@ -57,8 +57,3 @@ needs_pty = pytest.mark.skipif(
     sup._lib.api().pty_resize is None, reason="needs libsup with pty (sup_pty_resize)"
 )
 
-
-#: "contain" (sup_result_contained).
-needs_contain = pytest.mark.skipif(
-    sup._lib.api().result_contained is None, reason="needs libsup with contain (cgroup mode)"
-)

@@ -9,9 +9,7 @@ import pytest
 
 import sup
 
-from conftest import cap, needs_contain, pid_gone, wait_until
-
-pytestmark = needs_contain
+from conftest import cap, pid_gone, wait_until
 
 
 def test_auto_contains_a_grandchild_that_left_the_group() -> None:

@@ -161,13 +161,11 @@ class Api:
         )
         self.signal: Callable[[int, int], int] = fn("sup_signal", c_int, [P, c_int])
         self.result_phase: Callable[[int], int] = fn("sup_result_phase", c_int, [P])
-        # pty and cgroup containment: present when the loaded library has them
+        # the pty: present when the loaded library has it
         self.pty_resize: Optional[Callable[[int, int, int], int]] = opt(
             "sup_pty_resize", c_int, [P, c_int, c_int]
         )
-        self.result_contained: Optional[Callable[[int], int]] = opt(
-            "sup_result_contained", c_int, [P]
-        )
+
         self.result_signals: Callable[[int, _SizeP, _SizeP, int], int] = fn(
             "sup_result_signals",
             c_int,
