@@ -74,10 +74,11 @@
  *   with "phase" in the result, enum sup_phase and sup_result_phase;
  *   sup_signal (any signal to the child's group) and SUP_ESRCH; signal names
  *   as bash's `kill -l` prints them, sup_signal_name, and every such name
- *   accepted by sup_signal_parse and "interrupt_signal"; containment
- *   ("contain" and "cgroup_parent", SUP_ENOTSUP, sup_result_contained,
- *   sup_result_leftovers_ended, sup_result_tree_cpu) and the sentinel that
- *   ends every tree when the host dies.
+ *   accepted by sup_signal_parse and "interrupt_signal"; "pty" (the child on
+ *   a pseudo-terminal of its own, "routed": "pty"), sup_pty_resize and
+ *   SUP_ENOSPC; containment ("contain" and "cgroup_parent", SUP_ENOTSUP,
+ *   sup_result_contained, sup_result_leftovers_ended, sup_result_tree_cpu)
+ *   and the sentinel that ends every tree when the host dies.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -106,15 +107,18 @@ extern "C" {
 enum sup_error {
   SUP_OK = 0,
   SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group) */
-  SUP_ESRCH = -3,     /* sup_signal: the result is final, the child is gone */
+  SUP_ESRCH = -3,     /* sup_signal, sup_pty_resize: the result is final,
+                         the child is gone */
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
   SUP_E2BIG = -7,     /* argv plus environment too large for exec */
   SUP_ENOEXEC = -8,   /* argv[0] is not in an executable format */
   SUP_EBADF = -9,     /* sup_fd: the descriptor could not be created;
-                         sup_input_*: stdin is not "pipe", or was closed */
+                         sup_input_*: stdin is neither "pipe" nor "pty",
+                         or was closed */
   SUP_ECHILD = -10,   /* the handle was inherited through fork(2): inert here */
   SUP_EAGAIN = -11,   /* out of processes (RLIMIT_NPROC, pid_max), try later;
-                         sup_input_write: the stdin pipe is full */
+                         sup_input_write: the stdin pipe (or the
+                         terminal's input queue) is full */
   SUP_ENOMEM = -12,   /* out of memory */
   SUP_EACCES = -13,   /* argv[0] or cwd not accessible / not executable */
   SUP_EBUSY = -16,    /* the result is not final yet */
@@ -122,11 +126,14 @@ enum sup_error {
   SUP_EISDIR = -21,   /* argv[0] is a directory */
   SUP_EINVAL = -22,   /* bad argument: NULL handle or pointer, malformed spec */
   SUP_EMFILE = -24,   /* the host is out of file descriptors */
+  SUP_ENOSPC = -28,   /* "pty": no pseudo-terminal left (/dev/ptmx exhausted:
+                         kernel.pty.max) */
   SUP_EPIPE = -32,    /* sup_input_write: the child closed its stdin or ended */
   SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
   SUP_ENOTSUP = -95,  /* "contain": "cgroup" where no writable cgroup v2
-                         hierarchy is available (the detail says why) */
+                         hierarchy is available (the detail says why);
+                         sup_pty_resize on a child without "pty" */
   SUP_ECANCELED = -125, /* sup_release was called while this call waited */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
 };
@@ -319,6 +326,31 @@ SUP_API const char *sup_signal_name(int sig);
  *                     directory per host there, sup-PID-STARTTIME, holding
  *                     one per running child, and writes into no cgroup it
  *                     did not make.
+ *   pty               true, or {"rows": R, "cols": C} (each 1..65535; the
+ *                     default size is 24 rows of 80 columns): the child's
+ *                     stdin, stdout and stderr are the slave side of a new
+ *                     pseudo-terminal, which is its controlling terminal;
+ *                     the child leads a new session, whose process group
+ *                     is its own (pgid == pid), so signals reach its group
+ *                     as without a terminal. What the master reads is the
+ *                     "stdout" stream (captured, live-readable, feeding the
+ *                     idle clock, head and tail, backpressure); "stderr"
+ *                     stays empty. Both streams' objects in the result say
+ *                     "routed": "pty". The host writes the child's input with
+ *                     sup_input_write ("\x03" is a Ctrl-C: the terminal
+ *                     sends SIGINT to the child's foreground group, as at a
+ *                     keyboard) and ends it with sup_input_close (VEOF, a
+ *                     Ctrl-D); sup_pty_resize changes the size. The modes
+ *                     are the kernel's defaults: "\n" written by the child
+ *                     arrives as "\r\n", and input is echoed, so what the
+ *                     host writes appears in the output (and counts as
+ *                     output for the idle clock) unless the child turns
+ *                     echo off. At the child's end, what it wrote last is
+ *                     read to the end before the result is final. "stdin",
+ *                     "stdout", "stderr" and "tty_foreground" are refused
+ *                     beside it. Default false. Errors: SUP_ENOSPC when no
+ *                     pseudo-terminal is left (the detail names
+ *                     kernel.pty.max).
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -345,7 +377,8 @@ SUP_API const char *sup_signal_name(int sig);
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
  *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
- *   here; the detail starts "contain: ").
+ *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
+ *   pseudo-terminal left).
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -538,16 +571,27 @@ SUP_API int64_t sup_output_total(sup_proc *p, int stream);
  * Thread-safety: any thread, concurrently; one reader per stream. */
 SUP_API int sup_output_fd(sup_proc *p, int stream);
 
-/* ---- Stdin as a pipe ("stdin": "pipe") ----------------------------------- */
+/* ---- Stdin as a pipe ("stdin": "pipe") or a terminal ("pty") ---------- */
+
+/* With "pty" these calls write to the terminal's master: the bytes are
+ * what a person would type (the line discipline echoes them, buffers a
+ * line until "\n" or "\r", and turns "\x03" into SIGINT, "\x1c" into
+ * SIGQUIT and "\x1a" into SIGTSTP for the child's foreground group).
+ * sup_input_close sends the end of input (VEOF) and keeps the terminal
+ * open; sup_input_fd is the master. In canonical mode (the default) the
+ * terminal holds at most 4095 bytes of an unfinished line: what is typed
+ * beyond that is dropped, as at a keyboard. */
 
 /* sup_input_write: write up to len bytes to the child's stdin without
  * blocking. *written (may be NULL) gets the count, which may be less than
  * len (a partial write). Never raises SIGPIPE in the host.
  * Returns 0 (something written, or len == 0).
  * Errors: SUP_EINVAL (NULL handle, buf NULL with len > 0), SUP_EAGAIN (the
- * pipe is full: nothing written; wait with sup_input_wait or sup_input_fd),
- * SUP_EPIPE (the child closed its stdin, or the result is final), SUP_EBADF
- * (stdin is not "pipe", or sup_input_close was called), SUP_ECHILD.
+ * pipe, or the terminal's input queue, is full: nothing written; wait with
+ * sup_input_wait or sup_input_fd), SUP_EPIPE (the child closed its stdin,
+ * or every descriptor of its terminal, or the result is final), SUP_EBADF
+ * (stdin is neither "pipe" nor "pty", or sup_input_close was called),
+ * SUP_ECHILD.
  * Thread-safety: any thread; concurrent writers interleave their bytes. */
 SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
                             size_t *written);
@@ -561,18 +605,41 @@ SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
  * Thread-safety: any thread. */
 SUP_API int sup_input_wait(sup_proc *p, int timeout_ms);
 
-/* sup_input_fd: the write end of the stdin pipe, owned by the handle, for
- * polling for writability (POLLOUT / EPOLLOUT) in the host's own loop.
- * Write with sup_input_write, not write(2) (which may raise SIGPIPE); do not
- * close it. Valid until sup_input_close or sup_release.
+/* sup_input_fd: the write end of the stdin pipe (with "pty": the terminal's
+ * master), owned by the handle, for polling for writability (POLLOUT /
+ * EPOLLOUT) in the host's own loop. Write with sup_input_write, not
+ * write(2) (which may raise SIGPIPE); do not close it or read from it (the
+ * output is sup's to read). Valid until sup_input_close or sup_release;
+ * afterwards the call returns SUP_EBADF.
  * Returns the descriptor. Errors: SUP_EINVAL, SUP_EBADF, SUP_ECHILD. */
 SUP_API int sup_input_fd(sup_proc *p);
 
 /* sup_input_close: close the child's stdin (it reads EOF). Idempotent.
- * Returns 0. Errors: SUP_EINVAL, SUP_EBADF (stdin is not "pipe"),
- * SUP_ECHILD. Thread-safety: any thread; a concurrent sup_input_write
- * either completes first or returns SUP_EBADF. */
+ * With "pty" the terminal stays open (closing the master would hang the
+ * child up and lose its last output): the terminal's VEOF character
+ * (c_cc[VEOF], Ctrl-D by default) is written instead, twice when the last
+ * byte written left a line unfinished (the first sends that line), so the
+ * child's next read of its terminal returns end of file. A child that put
+ * its terminal in non-canonical mode (an editor, a REPL's line editor) gets
+ * one VEOF as a key, as from a keyboard; a terminal with VEOF disabled gets
+ * nothing. Further sup_input_write calls return SUP_EBADF.
+ * Returns 0. Errors: SUP_EINVAL, SUP_EBADF (stdin is neither "pipe" nor
+ * "pty"), SUP_EAGAIN ("pty": the terminal's input queue is full; the
+ * input is not closed yet: call again, after sup_input_wait, to finish),
+ * SUP_ECHILD. Thread-safety: any thread; a
+ * concurrent sup_input_write either completes first or returns SUP_EBADF. */
 SUP_API int sup_input_close(sup_proc *p);
+
+/* sup_pty_resize: set the window size of the child's terminal ("pty") to
+ * rows x cols; the kernel sends SIGWINCH to the terminal's foreground
+ * process group when the size changes (`stty size` then prints the new one).
+ * Returns 0.
+ * Errors: SUP_EINVAL (NULL handle, rows or cols < 1 or > 65535),
+ * SUP_ENOTSUP (the child has no "pty"), SUP_ESRCH (the result is final),
+ * SUP_ECHILD.
+ * Thread-safety: any thread, concurrently with every call but sup_release.
+ * Not async-signal-safe. */
+SUP_API int sup_pty_resize(sup_proc *p, int rows, int cols);
 
 /* ---- Typed access to the final result (no JSON parser needed) --------- */
 

@@ -17,6 +17,7 @@
 #include "signal_names.hpp"
 #include "spec.hpp"
 #include "sup.h"
+#include "terminal.hpp"
 
 namespace {
 
@@ -93,8 +94,24 @@ int spawn(const char* spec_json, sup_proc** out) {
   }
 
   sup::SpawnFds fds;
-  sup::plan_output(spec, engine.dev_null(), fds);
-  fds.stdio.fd[0] = engine.dev_null();
+  UniqueFd terminal_input;
+  if (spec.pty) {
+    // One terminal for 0, 1 and 2: the master is read as stdout (no
+    // stderr of its own), and a second descriptor of it is the host's
+    // input side, which outlives the loop's (sup_pty_resize, a late VEOF).
+    sup::Terminal terminal = sup::open_terminal(spec.pty_rows, spec.pty_cols);
+    int input = fcntl(terminal.master.get(), F_DUPFD_CLOEXEC, 3);
+    if (input < 0) throw sup::LaunchError{-errno, std::string("fcntl: ") + strerrordesc_np(errno)};
+    terminal_input.reset(input);
+    fds.child_out = std::move(terminal.slave);
+    fds.out_read = std::move(terminal.master);
+    fds.stdio = {{fds.child_out.get(), fds.child_out.get(), fds.child_out.get()}};
+  } else {
+    sup::plan_output(spec, engine.dev_null(), fds);
+    fds.stdio.fd[0] = engine.dev_null();
+  }
+  // With "pty", "stdin" is refused (spec.cpp): its mode is the default,
+  // null, and fd 0 stays the terminal.
   if (spec.stdin_mode == sup::StdinMode::inherit) {
     // A host that closed its stdin passes /dev/null rather than nothing.
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
@@ -118,6 +135,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));
+  if (spec.pty) proc->set_input(std::move(terminal_input));
   engine.spawn(*proc, plan, std::move(fds));
   *out = reinterpret_cast<sup_proc*>(proc.release());
   return 0;
@@ -160,6 +178,8 @@ SUP_API const char* sup_strerror(int err) {
     case SUP_EISDIR: return "is a directory";
     case SUP_EINVAL: return "invalid argument";
     case SUP_EMFILE: return "too many open files";
+    case SUP_ENOSPC: return "no pseudo-terminal left";
+    case SUP_ENOTSUP: return "not supported for this child";
     case SUP_EBUSY: return "result not final yet";
     case SUP_ENODATA: return "no such value in this result";
     case SUP_ENOSYS: return "kernel lacks pidfd support (Linux >= 5.9 needed)";
@@ -361,6 +381,13 @@ SUP_API int sup_input_fd(sup_proc* p) {
 SUP_API int sup_input_close(sup_proc* p) {
   Call proc(p);
   return proc ? proc->input_close() : proc.rc();
+}
+
+SUP_API int sup_pty_resize(sup_proc* p, int rows, int cols) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (rows < 1 || rows > 65535 || cols < 1 || cols > 65535) return SUP_EINVAL;
+  return proc->pty_resize(rows, cols);
 }
 
 // The typed result accessors share their checks: a usable, final handle.

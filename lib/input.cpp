@@ -1,5 +1,6 @@
-// "stdin": "pipe": the host writes the child's stdin itself, without
-// blocking and without ever taking a SIGPIPE.
+// "stdin": "pipe" and "pty": the host writes the child's input itself,
+// without blocking and without ever taking a SIGPIPE; with "pty", to the
+// terminal's master, and sup_pty_resize sets the terminal's size.
 #include <poll.h>
 #include <signal.h>
 #include <time.h>
@@ -9,6 +10,7 @@
 
 #include "process.hpp"
 #include "sup.h"
+#include "terminal.hpp"
 
 namespace sup {
 namespace {
@@ -46,12 +48,23 @@ int Process::input_write(const char* buf, size_t len, size_t* written) {
   if (written != nullptr) *written = 0;
   if (!stdin_pipe_) return SUP_EBADF;
   std::lock_guard<std::mutex> lock(input_mu_);
-  if (!input_fd_.valid()) return SUP_EBADF;
+  if (!input_fd_.valid() || input_closed_) return SUP_EBADF;
   // A final result means the child is gone; a process that escaped the group
   // may still hold the pipe, but the child's input has ended.
   if (is_final()) return SUP_EPIPE;
   if (len == 0) return 0;
-  ssize_t n = write_without_sigpipe(input_fd_.get(), buf, len);
+  ssize_t n;
+  if (terminal_) {
+    // A terminal never raises SIGPIPE: its master says EIO once the child's
+    // side is closed.
+    do {
+      n = write(input_fd_.get(), buf, len);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) last_input_byte_ = static_cast<unsigned char>(buf[n - 1]);
+    if (n < 0 && errno == EIO) return SUP_EPIPE;
+  } else {
+    n = write_without_sigpipe(input_fd_.get(), buf, len);
+  }
   if (n >= 0) {
     if (written != nullptr) *written = static_cast<size_t>(n);
     return 0;
@@ -67,12 +80,14 @@ int Process::input_wait(int timeout_ms) {
   int fd;
   {
     std::lock_guard<std::mutex> lock(input_mu_);
-    if (!input_fd_.valid()) return SUP_EBADF;
+    if (!input_fd_.valid() || input_closed_) return SUP_EBADF;
     fd = input_fd_.get();
   }
   // input_close during the poll: the pipe's last writer goes away, which
   // wakes every poller of the pipe (pipe_release); the number may then be
-  // reused, so each slice re-checks that our fd is still the one open.
+  // reused, so each slice re-checks that our fd is still the one open. A
+  // terminal's master stays open until release; a closed child's side makes
+  // it POLLHUP, which ends the wait as a write would fail.
   pollfd fds[2] = {{fd, POLLOUT, 0}, {final_fd, POLLIN, 0}};
   constexpr int kSliceMs = 1000;
   int left = timeout_ms;
@@ -80,7 +95,7 @@ int Process::input_wait(int timeout_ms) {
     if (released()) return SUP_ECANCELED;
     {
       std::lock_guard<std::mutex> lock(input_mu_);
-      if (!input_fd_.valid()) return 1;  // a write now fails at once
+      if (!input_fd_.valid() || input_closed_) return 1;  // a write now fails at once
     }
     int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
     int rc = poll(fds, 2, slice);
@@ -97,14 +112,34 @@ int Process::input_wait(int timeout_ms) {
 int Process::input_fd() {
   if (!stdin_pipe_) return SUP_EBADF;
   std::lock_guard<std::mutex> lock(input_mu_);
-  return input_fd_.valid() ? input_fd_.get() : SUP_EBADF;
+  return input_fd_.valid() && !input_closed_ ? input_fd_.get() : SUP_EBADF;
 }
 
 int Process::input_close() {
   if (!stdin_pipe_) return SUP_EBADF;
   std::lock_guard<std::mutex> lock(input_mu_);
-  input_fd_.reset();
+  if (!terminal_) {
+    input_fd_.reset();
+    return 0;
+  }
+  // Closing the master would hang the child up (SIGHUP) and lose what it
+  // still writes: the terminal's end of input is sent instead.
+  if (input_closed_ || !input_fd_.valid()) return 0;
+  if (!is_final()) {
+    int rc = write_end_of_input(input_fd_.get(), last_input_byte_);
+    if (rc == -EAGAIN) return SUP_EAGAIN;
+    // EIO: the child's side is closed, its input has ended already.
+    if (rc < 0 && rc != -EIO) return rc;
+  }
+  input_closed_ = true;
   return 0;
+}
+
+int Process::pty_resize(int rows, int cols) {
+  if (!terminal_) return SUP_ENOTSUP;
+  std::lock_guard<std::mutex> lock(input_mu_);
+  if (is_final() || !input_fd_.valid()) return SUP_ESRCH;
+  return set_window_size(input_fd_.get(), rows, cols);
 }
 
 }  // namespace sup

@@ -48,6 +48,7 @@ struct ChildArgs {
   // cgroup.procs of the child's cgroup, where clone3 cannot start it there:
   // the child writes "0" (itself) to it first. -1 for none.
   int cgroup_procs;
+  bool terminal;
   pid_t host_pid;
   // Written by the child, read by the parent once the vfork-style clone has
   // returned (after the child's exec or exit).
@@ -88,7 +89,13 @@ SUP_CHILD_CODE int child_main(void* raw) {
     // The host may have died between clone and prctl; then nobody would kill us.
     if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
   }
-  if (syscall(SYS_setpgid, 0, 0) != 0) child_fail(a, FailedStep::setup);
+  // A session of its own leads a group of its own too (pgid == pid), so the
+  // group signals reach it as without a terminal.
+  if (a->terminal) {
+    if (syscall(SYS_setsid) < 0) child_fail(a, FailedStep::setup);
+  } else if (syscall(SYS_setpgid, 0, 0) != 0) {
+    child_fail(a, FailedStep::setup);
+  }
 
   for (int target = 0; target < 3; ++target) {
     int source = a->stdio[target];
@@ -98,6 +105,9 @@ SUP_CHILD_CODE int child_main(void* raw) {
       child_fail(a, FailedStep::setup);
     }
   }
+  // The slave, now on 0, was opened O_NOCTTY: the session leader takes it
+  // as its controlling terminal here, and its group is the foreground one.
+  if (a->terminal && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) != 0) child_fail(a, FailedStep::setup);
   if (a->tty_foreground) {
     // Signals are still blocked, so the background group's TIOCSPGRP is not
     // stopped by SIGTTOU. Failure only means the child stays in the background.
@@ -240,6 +250,7 @@ LaunchPlan plan_launch(const Spec& spec) {
   plan.argv0 = spec.argv[0];
   plan.cwd = spec.cwd;
   plan.tty_foreground = spec.tty_foreground;
+  plan.terminal = spec.pty;
 
   const char* path_value = nullptr;
   if (!spec.env.empty() || spec.env_clear) {
@@ -298,6 +309,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.tty_foreground = plan.tty_foreground;
   args.die_with_host = plan.die_with_host;
   args.cgroup_procs = -1;
+  args.terminal = plan.terminal;
   args.host_pid = getpid();
   UniqueFd cgroup_procs;
 

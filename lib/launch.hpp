@@ -44,6 +44,9 @@ struct LaunchPlan {
   int cgroup_fd = -1;
   // PR_SET_PDEATHSIG to the spawner thread: false only for the sentinel.
   bool die_with_host = true;
+  // "pty": stdio is the slave of a new terminal, which the child, leading a
+  // new session, makes its controlling terminal.
+  bool terminal = false;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

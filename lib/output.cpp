@@ -71,7 +71,8 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
     make_watch(exit_watch_, pidfd_.get(), "pidfd");
-    // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe.
+    // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
+    // with "pty" the terminal carries both, read as stdout.
     if (out_.open()) make_watch(out_.poll, out_.fd.get(), "stdout");
     if (err_.open()) make_watch(err_.poll, err_.fd.get(), "stderr");
     if (drivers_ > 0)
@@ -279,15 +280,22 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     }
     if (n == 0) return false;
     if (errno == EINTR) continue;
-    // Any other error leaves nothing more to read.
+    // Any other error leaves nothing more to read: a terminal's master says
+    // EIO once every descriptor of the child's side is closed, after the
+    // last byte written there has been read.
     return errno == EAGAIN;
   }
   return true;
 }
 
 bool Process::drain_pipe(OutputPipe& pipe) {
+  // A pipe's read takes up to the read buffer (64 KiB); a terminal's at most
+  // its line discipline's 4 KiB, of the 64 KiB or so the kernel buffers
+  // before a writer blocks: enough reads for all of that, or what the
+  // child wrote last would look like a leftover holding the terminal.
   constexpr int kDrainReads = 16;
-  return !read_pipe(pipe, kDrainReads, /*until_empty=*/true);
+  constexpr int kTerminalDrainReads = 64;
+  return !read_pipe(pipe, pipe.terminal ? kTerminalDrainReads : kDrainReads, /*until_empty=*/true);
 }
 
 void Process::close_pipe(OutputPipe& pipe) {

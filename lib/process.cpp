@@ -76,7 +76,8 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       interrupt_signal_(spec.interrupt_signal),
       on_timeout_(spec.on_timeout),
       backpressure_bytes_(spec.backpressure_bytes),
-      stdin_pipe_(spec.stdin_mode == StdinMode::pipe),
+      stdin_pipe_(spec.stdin_mode == StdinMode::pipe || spec.pty),
+      terminal_(spec.pty),
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
@@ -88,6 +89,9 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   err_.routed = route_name(spec.stderr_route);
   if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);
   if (spec.stderr_route == Route::tee) err_.tee = TeeSink::open(2);
+  // One terminal carries both streams: read as stdout, stderr empty.
+  out_.terminal = spec.pty;
+  if (spec.pty) out_.routed = err_.routed = "pty";
   DeadlineSet seed;
   seed.emplace(0, this);
   deadline_node = seed.extract(seed.begin());

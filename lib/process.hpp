@@ -83,6 +83,9 @@ struct OutputPipe {
   OutputPipe(int stream_number, uint64_t limit, uint64_t retain)
       : stream(stream_number), capture(limit, retain) {}
   const int stream;  // SUP_STDOUT or SUP_STDERR
+  // A pseudo-terminal's master ("pty"): reads give at most a few KiB, and
+  // EIO, once the child's side is closed, is its end of file.
+  bool terminal = false;
   UniqueFd fd;
   UvHandle<uv_poll_t> poll;
   // Shared, under Process::mu_ (the loop thread, the only writer, may read
@@ -189,11 +192,13 @@ class Process {
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
-  // "stdin": "pipe" (input.cpp).
+  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp).
   int input_write(const char* buf, size_t len, size_t* written);
   int input_wait(int timeout_ms);
   int input_fd();
   int input_close();
+  // sup_pty_resize (input.cpp).
+  int pty_resize(int rows, int cols);
   // Before the spawn, while nothing else can see the process.
   void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
   // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
@@ -437,7 +442,10 @@ class Process {
   // instead of one read, and the loop and the reader stop trading a wake-up
   // (and two epoll_ctl) for every read.
   uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
+  // The host writes the child's input: "stdin": "pipe", or "pty".
   const bool stdin_pipe_;
+  // "pty": input_fd_ is the terminal's master.
+  const bool terminal_;
   std::string stdin_data_;
 
   // When sup_spawn was called (the constructor's argument), immutable.
@@ -540,6 +548,11 @@ class Process {
   // or the handle's end; writes and close hold input_mu_.
   std::mutex input_mu_;
   UniqueFd input_fd_;
+  // "pty": sup_input_close wrote the end of input (VEOF) but keeps the
+  // master open, since closing it would hang the child up; and the last
+  // byte written, which says whether a line is unfinished (-1: none).
+  bool input_closed_ = false;
+  int last_input_byte_ = -1;
   std::optional<std::string> kept_[2];
   // Containment, set before the spawn (set_containment).
   std::unique_ptr<ChildCgroup> cgroup_;

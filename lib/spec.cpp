@@ -330,6 +330,37 @@ void parse_on_timeout(const cJSON* item, Spec& spec) {
     fail("on_timeout", "must be \"interrupt\" or \"kill\", not \"" + mode + "\"");
 }
 
+constexpr const char* kPtyForms = "must be true, false or {\"rows\": R, \"cols\": C}";
+
+// A window dimension: what struct winsize holds, and not 0 (a terminal of
+// no rows is what a program sees when nobody set the size).
+int terminal_dimension(const cJSON* item, const std::string& key) {
+  if (!cJSON_IsNumber(item)) fail(key, "must be an integer from 1 to 65535");
+  double v = item->valuedouble;
+  if (v != std::floor(v) || v < 1 || v > 65535) fail(key, "must be an integer from 1 to 65535");
+  return static_cast<int>(v);
+}
+
+void parse_pty(const cJSON* item, Spec& spec) {
+  if (cJSON_IsBool(item)) {
+    spec.pty = cJSON_IsTrue(item);
+    return;
+  }
+  if (!cJSON_IsObject(item)) fail("pty", kPtyForms);
+  std::set<std::string> seen;
+  for (const cJSON* e = item->child; e != nullptr; e = e->next) {
+    std::string key = e->string;
+    if (!seen.insert(key).second) fail("pty." + key, "appears twice");
+    if (key == "rows")
+      spec.pty_rows = terminal_dimension(e, "pty.rows");
+    else if (key == "cols")
+      spec.pty_cols = terminal_dimension(e, "pty.cols");
+    else
+      fail("pty." + key, "unknown key (only \"rows\" and \"cols\")");
+  }
+  spec.pty = true;
+}
+
 Route parse_route(const cJSON* item, const std::string& key) {
   const bool err = key == "stderr";
   const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\" or \"stdout\""
@@ -390,6 +421,8 @@ void parse_key(const cJSON* item, Spec& spec) {
   } else if (key == "env_clear") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.env_clear = cJSON_IsTrue(item);
+  } else if (key == "pty") {
+    parse_pty(item, spec);
   } else if (key == "tty_foreground") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.tty_foreground = cJSON_IsTrue(item);
@@ -424,6 +457,15 @@ Spec parse_spec(const char* json) {
   }
   if (spec.argv.empty()) fail("argv", "is required");
   check_nul_strings(json, spec);
+  // The terminal is the child's stdin, stdout and stderr: no other source
+  // or destination can be given beside it, and the host's own terminal is
+  // not the child's.
+  if (spec.pty) {
+    for (const char* key : {"stdin", "stdout", "stderr", "tty_foreground"})
+      if (seen.count(key) != 0)
+        fail(key, "not allowed with \"pty\" (the child's stdin, stdout and stderr are its terminal; write its "
+                  "input with sup_input_write)");
+  }
   if (spec.tty_foreground && spec.stdin_mode != StdinMode::inherit)
     fail("tty_foreground", "needs \"stdin\": \"inherit\"");
   check_routes(spec);

@@ -40,6 +40,10 @@ struct Spec {
   bool env_clear = false;
   ContainMode contain = ContainMode::group;
   std::optional<std::string> cgroup_parent;
+  // "pty": the child's 0, 1 and 2 are a new pseudo-terminal of this size.
+  bool pty = false;
+  int pty_rows = 24;
+  int pty_cols = 80;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.

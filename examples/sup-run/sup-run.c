@@ -72,6 +72,7 @@ struct options {
   const char *stdout_mode; /* "pipe", "inherit" or "null" */
   const char *stderr_mode; /* the same, or "stdout" (--merge) */
   bool env_clear;
+  bool pty;
   char **argv; /* the command, NULL-terminated */
 };
 
@@ -203,9 +204,9 @@ static void print_help(void)
 "COMMAND is looked up in PATH unless it contains a '/'. Its standard output\n"
 "and standard error pass through to sup-run's own, live and byte for byte,\n"
 "while they are also captured for the result (see --json), unless --stdout,\n"
-"--stderr or --merge route them otherwise. Its standard input\n"
-"is sup-run's. It runs in a process group of its own; whatever it leaves\n"
-"running in that group when it ends is killed (with --contain=cgroup,\n"
+"--stderr or --merge route them otherwise. Its standard input is sup-run's\n"
+"(with --pty, see TERMINAL). It runs in a process group of its own; whatever\n"
+"it leaves running in that group when it ends is killed (with --contain=cgroup,\n"
 "whatever it leaves running anywhere). If sup-run itself is killed, COMMAND\n"
 "and its group receive SIGKILL (with --contain=cgroup, everything it\n"
 "started).\n"
@@ -254,6 +255,8 @@ static void print_help(void)
 "      --json=FILE              when done, write the result as JSON to FILE;\n"
 "                               FILE is created or truncated before COMMAND\n"
 "                               starts, and left empty if it cannot start\n"
+"      --pty                    run COMMAND on a new pseudo-terminal of its own\n"
+"                               (see TERMINAL)\n"
 "  -q, --quiet                  print no summary line after a timeout\n"
 "  -h, --help                   print this help and exit\n"
 "      --version                print the version of sup-run and exit\n"
@@ -300,6 +303,24 @@ static void print_help(void)
 "         sup-run stopped passing that stream through, interrupted COMMAND\n"
 "         and exits as a pipeline writer killed by SIGPIPE would (128+13)\n"
 "\n",
+"TERMINAL (--pty)\n"
+"  COMMAND runs on a new pseudo-terminal, as in a terminal window of its own:\n"
+"  its standard input, output and error are that terminal, which is the\n"
+"  controlling terminal of a new session, so programs that check isatty()\n"
+"  print colour, progress bars and prompts. Its size is that of sup-run's\n"
+"  own terminal (24x80 without one) and follows it when it changes.\n"
+"  Everything COMMAND writes there, its standard error included, comes out on\n"
+"  sup-run's standard output, as a terminal shows it: with \"\\r\\n\" line\n"
+"  endings and the echo of what was typed. sup-run copies its standard input\n"
+"  to the terminal as it arrives and, at its end, sends the terminal's end of\n"
+"  input (Ctrl-D). sup-run's own terminal keeps its modes (it is not put in\n"
+"  raw mode): a typed line goes to COMMAND when Enter is pressed, and Ctrl-C,\n"
+"  Ctrl-Z and Ctrl-D act on sup-run as they would on any program: Ctrl-C\n"
+"  interrupts COMMAND (see SIGNALS), Ctrl-Z stops sup-run alone (COMMAND runs\n"
+"  on until 1 MiB of its output waits), Ctrl-D ends COMMAND's input. Run in\n"
+"  the background, sup-run --pty stops when it reads its terminal, as any\n"
+"  program does; give it </dev/null there.\n"
+"\n",
 "SIGNALS\n"
 "  The first SIGINT, SIGTERM or SIGHUP that sup-run receives interrupts\n"
 "  COMMAND: the interrupt signal and SIGCONT go to its process group, and\n"
@@ -312,20 +333,20 @@ static void print_help(void)
 "  exit status is not lost; a closed standard input, output or error is\n"
 "  taken as /dev/null.\n"
 "\n"
-"  When standard input is a terminal and sup-run is in the terminal's\n"
-"  foreground process group, COMMAND's process group is made the foreground\n"
-"  group while it runs, so that COMMAND can read the terminal without being\n"
-"  stopped. Keys such as Ctrl-C and Ctrl-\\ then send their signals straight to\n"
-"  COMMAND, not to sup-run (like 'timeout --foreground'); what COMMAND does\n"
-"  with them decides the exit status. The terminal returns to sup-run's group\n"
-"  when COMMAND ends, and when it could not start.\n"
+"  Without --pty, when standard input is a terminal and sup-run is in the\n"
+"  terminal's foreground process group, COMMAND's process group is made the\n"
+"  foreground group while it runs, so that COMMAND can read the terminal\n"
+"  without being stopped. Keys such as Ctrl-C and Ctrl-\\ then send their\n"
+"  signals straight to COMMAND, not to sup-run (like 'timeout --foreground');\n"
+"  what COMMAND does with them decides the exit status. The terminal returns\n"
+"  to sup-run's group when COMMAND ends, and when it could not start.\n"
 "\n"
-"  Job control keeps working: when COMMAND stops on a terminal stop signal\n"
-"  (Ctrl-Z, or reading the terminal in the background), sup-run takes the\n"
-"  terminal back and stops its own process group with the same signal, so\n"
-"  the shell sees the job stopped; 'fg' or 'bg' continues sup-run, which\n"
-"  gives COMMAND the terminal again (if sup-run's group has it) and continues\n"
-"  COMMAND. A SIGTSTP sent to sup-run itself goes to COMMAND first.\n"
+"  Without --pty, job control keeps working: when COMMAND stops on a terminal\n"
+"  stop signal (Ctrl-Z, or reading the terminal in the background), sup-run\n"
+"  takes the terminal back and stops its own process group with the same\n"
+"  signal, so the shell sees the job stopped; 'fg' or 'bg' continues sup-run,\n"
+"  which gives COMMAND the terminal again (if sup-run's group has it) and\n"
+"  continues COMMAND. A SIGTSTP sent to sup-run itself goes to COMMAND first.\n"
 "\n",
 "EXAMPLES\n"
 "  " PROGNAME " --idle-timeout=10m -- make check\n"
@@ -336,6 +357,9 @@ static void print_help(void)
 "      kill a hung probe at once and keep its result for later\n"
 "  " PROGNAME " --contain=auto --max-runtime=20m -- npm test\n"
 "      end the test servers npm test leaves running, even daemonized ones\n"
+"  " PROGNAME " --pty --idle-timeout=5m -- ./configure\n"
+"      run it as at a terminal (colour, prompts answered from stdin), and\n"
+"      end it after five silent minutes\n"
 "  " PROGNAME " --max-output=1M --json=run.json -- ./chatty > full.log\n"
 "      keep all of the output in full.log but only 1 MiB of each stream in\n"
 "      run.json\n",
@@ -367,6 +391,7 @@ enum long_option {
   OPT_JSON,
   OPT_CONTAIN,
   OPT_QUIET,
+  OPT_PTY,
   OPT_HELP,
   OPT_VERSION
 };
@@ -431,6 +456,7 @@ static void parse_options(int argc, char **argv, struct options *o)
       {"json", required_argument, NULL, OPT_JSON},
       {"contain", required_argument, NULL, OPT_CONTAIN},
       {"quiet", no_argument, NULL, OPT_QUIET},
+      {"pty", no_argument, NULL, OPT_PTY},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
@@ -518,6 +544,9 @@ static void parse_options(int argc, char **argv, struct options *o)
     case OPT_QUIET:
       o->quiet = true;
       break;
+    case OPT_PTY:
+      o->pty = true;
+      break;
     case 'h':
     case OPT_HELP:
       print_help();
@@ -540,6 +569,11 @@ static void parse_options(int argc, char **argv, struct options *o)
   o->argv = argv + optind;
   if (merge && stderr_mode != NULL)
     usage_error("--merge and --stderr cannot be used together");
+  /* With --pty both streams are the command's terminal, read as one. */
+  if (o->pty && (merge || strcmp(o->stdout_mode, "pipe") != 0 ||
+                 (stderr_mode != NULL && strcmp(stderr_mode, "pipe") != 0)))
+    usage_error("--pty: the command's stdout and stderr are its terminal; "
+                "--stdout, --stderr and --merge do not apply");
   o->stderr_mode = merge ? "stdout" : stderr_mode != NULL ? stderr_mode : "pipe";
   bool reads_any = strcmp(o->stdout_mode, "pipe") == 0 ||
                    (!merge && strcmp(o->stderr_mode, "pipe") == 0);
@@ -615,6 +649,16 @@ static void sb_json_string(struct strbuf *sb, const char *s)
   sb_puts(sb, "\"");
 }
 
+/* The window size of sup-run's own terminal (stdin, else stdout), when it
+ * has one with a size set. */
+static bool own_window_size(struct winsize *size)
+{
+  for (int fd = STDIN_FILENO; fd <= STDOUT_FILENO; fd++)
+    if (ioctl(fd, TIOCGWINSZ, size) == 0 && size->ws_row > 0 && size->ws_col > 0)
+      return true;
+  return false;
+}
+
 static char *build_spec(const struct options *o, bool tty_foreground)
 {
   struct strbuf sb = {0};
@@ -624,10 +668,21 @@ static char *build_spec(const struct options *o, bool tty_foreground)
       sb_puts(&sb, ", ");
     sb_json_string(&sb, *a);
   }
-  sb_puts(&sb, "], \"stdin\": \"inherit\"");
+  sb_puts(&sb, "]");
+  if (o->pty) {
+    /* The new terminal starts at the size of sup-run's own, if it has one. */
+    struct winsize size;
+    if (own_window_size(&size))
+      sb_printf(&sb, ", \"pty\": {\"rows\": %u, \"cols\": %u}", size.ws_row, size.ws_col);
+    else
+      sb_puts(&sb, ", \"pty\": true");
+  } else {
+    sb_puts(&sb, ", \"stdin\": \"inherit\"");
+  }
   sb_printf(&sb, ", \"idle_timeout_ms\": %" PRIu64, o->idle_timeout_ms);
   sb_printf(&sb, ", \"first_output_timeout_ms\": %" PRIu64, o->first_output_timeout_ms);
-  sb_printf(&sb, ", \"stdout\": \"%s\", \"stderr\": \"%s\"", o->stdout_mode, o->stderr_mode);
+  if (!o->pty)
+    sb_printf(&sb, ", \"stdout\": \"%s\", \"stderr\": \"%s\"", o->stdout_mode, o->stderr_mode);
   if (o->env_clear)
     sb_puts(&sb, ", \"env_clear\": true");
   sb_printf(&sb, ", \"max_runtime_ms\": %" PRIu64, o->max_runtime_ms);
@@ -655,6 +710,8 @@ static atomic_int g_first_signal;
 static atomic_bool g_child_changed; /* SIGCHLD: the command stopped or went on */
 static atomic_bool g_tstp;          /* SIGTSTP to sup-run itself */
 static atomic_int g_cont_count;     /* SIGCONTs received */
+static atomic_bool g_winch;         /* --pty: sup-run's terminal changed size */
+static bool g_pty;                  /* --pty: the command has a terminal of its own */
 static int g_wake[2] = {-1, -1};
 
 static void wake_main_loop(void)
@@ -689,6 +746,8 @@ static void on_job_control(int sig)
     atomic_store(&g_child_changed, true);
   else if (sig == SIGTSTP)
     atomic_store(&g_tstp, true);
+  else if (sig == SIGWINCH)
+    atomic_store(&g_winch, true);
   else
     atomic_fetch_add(&g_cont_count, 1);
   wake_main_loop();
@@ -734,11 +793,18 @@ static void install_signal_handlers(void)
   sigaction(SIGCHLD, &job, NULL);
   sigaction(SIGCONT, &job, NULL);
   struct sigaction old;
-  if (sigaction(SIGTSTP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+  /* With --pty the command is in a session of its own, where a terminal
+   * stop signal from outside is discarded: Ctrl-Z stops sup-run alone
+   * (its default action), and the command runs on until its output is
+   * held back. sup-run's window size follows to the command's terminal. */
+  if (g_pty)
+    sigaction(SIGWINCH, &job, NULL);
+  else if (sigaction(SIGTSTP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
     sigaction(SIGTSTP, &job, NULL);
   sigaddset(&set, SIGCHLD);
   sigaddset(&set, SIGCONT);
   sigaddset(&set, SIGTSTP);
+  sigaddset(&set, SIGWINCH);
 
   /* A mask inherited from the caller would keep them from ever arriving;
    * one already pending is handled now, before the command is started. */
@@ -841,6 +907,13 @@ static void follow_stopped_command(sup_proc *p, int sig)
 /* Acts on what the job control handlers noted. */
 static void handle_job_control(sup_proc *p, int *conts_seen)
 {
+  if (g_pty) {
+    /* No job control to follow across sessions; only the window size. */
+    struct winsize size;
+    if (atomic_exchange(&g_winch, false) && own_window_size(&size))
+      sup_pty_resize(p, size.ws_row, size.ws_col);
+    return;
+  }
   if (atomic_exchange(&g_tstp, false) && sup_poll(p, 0) == 0)
     kill(-sup_pid(p), SIGTSTP);
   if (atomic_exchange(&g_child_changed, false)) {
@@ -991,6 +1064,55 @@ static void fill(sup_proc *p, struct stream_fwd *f, bool final)
   }
 }
 
+/* --pty: sup-run's stdin copied to the command's terminal, as typed there;
+ * at its end, the terminal's end of input (sup_input_close). sup-run's own
+ * terminal keeps its modes: a line reaches the command when Enter is
+ * pressed, and Ctrl-C, Ctrl-Z and Ctrl-D act on sup-run. */
+struct input_fwd {
+  bool active;      /* stdin is still copied */
+  bool eof;         /* stdin ended: the end of input is still to be sent */
+  int input_fd;     /* the terminal's master, polled for room */
+  char buf[FORWARD_CHUNK];
+  size_t off, len;  /* buf[off, len) still to be written */
+};
+
+/* Writes what is buffered, and the end of input after it, as far as the
+ * terminal takes them now. Returns true when waiting for room. */
+static bool push_input(sup_proc *p, struct input_fwd *in)
+{
+  while (in->active && in->off < in->len) {
+    size_t n = 0;
+    int rc = sup_input_write(p, in->buf + in->off, in->len - in->off, &n);
+    if (rc == SUP_EAGAIN)
+      return true;
+    if (rc < 0) {
+      /* The command closed its terminal or ended: its input is over. */
+      in->active = false;
+      return false;
+    }
+    in->off += n;
+  }
+  if (in->active && in->eof) {
+    if (sup_input_close(p) == SUP_EAGAIN)
+      return true;
+    in->active = false;
+  }
+  return false;
+}
+
+/* stdin is readable: reads what is there (an empty buffer only). */
+static void pull_input(struct input_fwd *in)
+{
+  ssize_t n = read(STDIN_FILENO, in->buf, sizeof in->buf);
+  if (n > 0) {
+    in->off = 0;
+    in->len = (size_t)n;
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    /* End of file, or stdin cannot be read (EIO in the background). */
+    in->eof = true;
+  }
+}
+
 /* Forwards both streams until the result is final and both are drained,
  * following the command's stops meanwhile. Returns the first write errno, or
  * 0. Waits only in poll(): for output, for room at a reader, for the result,
@@ -1004,6 +1126,9 @@ static int forward_output(sup_proc *p)
   int first_error = 0;
   int conts_seen = atomic_load(&g_cont_count);
   int final_fd = sup_fd(p);
+  static struct input_fwd input;
+  input.active = g_pty;
+  input.input_fd = g_pty ? sup_input_fd(p) : -1;
   /* Without libsup's fds (out of descriptors) the loop looks every 10 ms. */
   bool degraded = final_fd < 0;
 
@@ -1012,6 +1137,7 @@ static int forward_output(sup_proc *p)
     streams[i].ready_fd = sup_output_fd(p, streams[i].stream);
     degraded = degraded || streams[i].ready_fd < 0;
   }
+  degraded = degraded || (g_pty && input.input_fd < 0);
   /* A stop that came before the handler was there to see it. */
   atomic_store(&g_child_changed, true);
 
@@ -1021,12 +1147,21 @@ static int forward_output(sup_proc *p)
     bool final = sup_poll(p, 0) == 1;
     bool give_up = giving_up();
 
-    struct pollfd pfd[4];
+    struct pollfd pfd[5];
     int npfd = 0;
     int out_slot[2] = {-1, -1};
+    int stdin_slot = -1;
     pfd[npfd++] = (struct pollfd){.fd = g_wake[0], .events = POLLIN};
     if (!final && final_fd >= 0)
       pfd[npfd++] = (struct pollfd){.fd = final_fd, .events = POLLIN};
+    if (final)
+      input.active = false;
+    if (push_input(p, &input) && input.input_fd >= 0)
+      pfd[npfd++] = (struct pollfd){.fd = input.input_fd, .events = POLLOUT};
+    else if (input.active && !input.eof && input.off == input.len) {
+      stdin_slot = npfd;
+      pfd[npfd++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    }
     bool all_ended = true;
     for (int i = 0; i < 2; i++) {
       struct stream_fwd *f = &streams[i];
@@ -1050,6 +1185,8 @@ static int forward_output(sup_proc *p)
     if (poll(pfd, (nfds_t)npfd, timeout) < 0)
       for (int i = 0; i < npfd; i++)
         pfd[i].revents = 0;
+    if (stdin_slot >= 0 && pfd[stdin_slot].revents != 0)
+      pull_input(&input);
 
     for (int i = 0; i < 2; i++) {
       struct stream_fwd *f = &streams[i];
@@ -1254,9 +1391,11 @@ int main(int argc, char **argv)
     }
   }
 
+  g_pty = opts.pty;
   install_signal_handlers();
 
-  bool tty_foreground = terminal_foreground_is(getpgrp());
+  /* With --pty the command has a terminal of its own, not sup-run's. */
+  bool tty_foreground = !opts.pty && terminal_foreground_is(getpgrp());
   char *spec = build_spec(&opts, tty_foreground);
 
   /* A signal before the spawn means the command is not wanted at all. */

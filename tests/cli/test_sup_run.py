@@ -177,7 +177,8 @@ class HelpAndVersion(unittest.TestCase):
                 for needle in ("--idle-timeout", "--max-runtime", "--grace", "--signal",
                                "--on-timeout", "--max-output", "--contain", "--json", "-q, --quiet",
                                "--help", "--version", "DURATION", "EXIT STATUS", "SIGNALS",
-                               "EXAMPLES", "K, M, G", "ms", "EPIPE", "Ctrl-C", "SIGKILL"):
+                               "EXAMPLES", "K, M, G", "ms", "EPIPE", "Ctrl-C", "SIGKILL",
+                               "--pty", "TERMINAL (--pty)"):
                     self.assertIn(needle, text)
                 for code in ("124", "125", "126", "127", "128+N", "141"):
                     self.assertRegex(text, rf"\n  {re.escape(code)} ")
@@ -911,6 +912,88 @@ class Terminal(TempDirTest):
         expect(b"rc=130", timeout=15)
         os.write(master, b"exit\n")
         self.assertEqual(bash.wait(15), 0)
+
+
+class Pty(Terminal):
+    """--pty: the command on a terminal of its own; sup-run copies its stdin."""
+
+    def test_command_runs_on_a_new_terminal(self):
+        r = run("--pty", "--json", self.path("r.json"), "--", "sh", "-c",
+                "tty; test -t 0 -a -t 1 -a -t 2 && echo all-terminals; stty size; echo err >&2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.split(b"\r\n")
+        self.assertTrue(lines[0].startswith(b"/dev/pts/"), r.stdout)
+        # Without a terminal of sup-run's own, the default size.
+        self.assertEqual(lines[1:], [b"all-terminals", b"24 80", b"err", b""])
+        self.assertEqual(r.stderr, b"")
+        result = self.read_json("r.json")
+        self.assertEqual(result["stdout"]["bytes"], len(r.stdout))
+        self.assertEqual(result["stderr"]["bytes"], 0)
+
+    def test_stdin_is_copied_and_its_end_is_the_commands(self):
+        r = run("--pty", "--", "sh", "-c", 'read a; echo "got:$a"; cat; echo after-eof',
+                input=b"first\nsecond\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The terminal echoes what was typed; cat copies the second line;
+        # the end of sup-run's stdin ends cat's input.
+        self.assertEqual(r.stdout, b"first\r\nsecond\r\ngot:first\r\nsecond\r\nafter-eof\r\n")
+
+    def test_unfinished_last_line_and_no_input(self):
+        r = run("--pty", "--", "sh", "-c", "cat; echo; echo after-eof", input=b"no newline")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"no newlineno newline\r\nafter-eof\r\n")
+        r = run("--pty", "--", "cat")  # stdin is /dev/null
+        self.assertEqual((r.returncode, r.stdout), (0, b""))
+
+    def test_much_input_waits_for_a_slow_reader(self):
+        # More than the terminal's queues hold: sup-run waits for room.
+        # (Lines that arrive before `stty -echo` are echoed.)
+        lines = b"".join(b"line %d\n" % i for i in range(20000))
+        r = run("--pty", "--", "sh", "-c", "stty -echo; sleep 0.3; printf count:; wc -l",
+                input=lines, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.endswith(b"count:20000\r\n"), r.stdout[-200:])
+
+    def test_idle_timeout_and_exit_status(self):
+        r = run("--pty", "--idle-timeout=300ms", "--", "sh", "-c", "echo hi; exec sleep 30")
+        self.assertEqual(r.returncode, 124)
+        self.assertEqual(r.stdout, b"hi\r\n")
+        self.assertIn(b"idle timeout", r.stderr)
+        r = run("--pty", "--", "sh", "-c", "exit 3")
+        self.assertEqual(r.returncode, 3)
+
+    def test_own_terminal_keeps_its_modes_and_size_follows(self):
+        # sup-run on a terminal of the test's: typed lines reach the command,
+        # sup-run's terminal is never put in raw mode, and a resize of it
+        # reaches the command's terminal.
+        p, master = self.start_on_pty([
+            "--pty", "--", "sh", "-c",
+            "trap 'stty size; exit 5' WINCH; stty size; read x; echo got:$x; "
+            "while :; do sleep 0.05; done"])
+        # sup-run's terminal has no size set yet: the default.
+        self.read_until(master, b"24 80")
+        os.write(master, b"typed\n")
+        self.read_until(master, b"got:typed")
+        modes = termios.tcgetattr(master)
+        self.assertTrue(modes[3] & termios.ICANON, "sup-run's terminal is still canonical")
+        self.assertTrue(modes[3] & termios.ECHO, "sup-run's terminal still echoes")
+        fcntl.ioctl(master, termios.TIOCSWINSZ, b"\x28\x00\x64\x00\x00\x00\x00\x00")  # 40x100
+        self.read_until(master, b"40 100")
+        self.assertEqual(p.wait(15), 5)
+
+    def test_routing_options_do_not_apply(self):
+        for opts in (["--stdout", "null"], ["--stderr", "inherit"], ["--merge"]):
+            with self.subTest(opts=opts):
+                r = run("--pty", *opts, "--", "true")
+                self.assertEqual(r.returncode, 125)
+                self.assertIn(b"--pty: the command's stdout and stderr are its terminal", r.stderr)
+        r = run("--pty", "--stdout", "pipe", "--env-clear", "--", "/bin/sh", "-c", "echo ${HOME:-none}")
+        self.assertEqual((r.returncode, r.stdout), (0, b"none\r\n"))
+
+    def test_output_passes_through_whole_beyond_max_output(self):
+        r = run("--pty", "--max-output=1K", "--", "sh", "-c", "head -c 5000 /dev/zero | tr '\\0' z")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, b"z" * 5000)
 
 
 class Defects(TempDirTest):

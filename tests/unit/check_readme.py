@@ -1,6 +1,7 @@
 """The README's C code, compiled and run against the build tree, so that it
-cannot rot: the full example program, and the live-output loop wrapped in a
-program that checks it neither loses output nor spins while stderr has data.
+cannot rot: the full example program, the live-output loop wrapped in a
+program that checks it neither loses output nor spins while stderr has data,
+and the terminal example, whose transcript is checked.
 Usage: check_readme.py README.md BUILD_ROOT [SANITIZE]"""
 import os
 import re
@@ -12,6 +13,7 @@ readme, build_root = sys.argv[1], sys.argv[2]
 sanitize = sys.argv[3] if len(sys.argv) > 3 else "none"
 blocks = re.findall(r"```c\n(.*?)```", open(readme).read(), re.S)
 program = next(b for b in blocks if "int main" in b)
+terminal = next(b for b in blocks if "int main" in b and "pty" in b)
 loop = next(b for b in blocks if "sup_output_read" in b and "int main" not in b)
 
 env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(build_root, "meson-uninstalled"))
@@ -38,7 +40,7 @@ int main(void) {
 """
 
 with tempfile.TemporaryDirectory() as work:
-    for name, source in [("example", program), ("loop", LOOP_HOST % loop)]:
+    for name, source in [("example", program), ("loop", LOOP_HOST % loop), ("terminal", terminal)]:
         c = os.path.join(work, name + ".c")
         with open(c, "w") as f:
             f.write(source)
@@ -50,6 +52,9 @@ with tempfile.TemporaryDirectory() as work:
             sys.exit(f"{name}: exit {r.returncode}\n{r.stdout.decode()}\n{r.stderr.decode()}")
         if name == "example" and b'"outcome": "exited"' not in r.stdout:
             sys.exit(f"example: no result JSON in its output:\n{r.stdout.decode()}")
+        transcript = b"name? sup\r\nhello sup\r\non a terminal\r\n[exited]\n"
+        if name == "terminal" and r.stdout != transcript:
+            sys.exit(f"terminal: printed {r.stdout!r}, not {transcript!r}")
         if name == "loop" and r.stdout != b"one\ntwo\n":
             sys.exit(f"loop: printed {r.stdout!r}, not b'one\\ntwo\\n'")
         print(f"{name}: ok ({r.stderr.decode().strip().splitlines()[-1] if r.stderr else 'no stderr'})")
