@@ -50,10 +50,3 @@ def os_threads() -> int:
 @pytest.fixture(scope="session", autouse=True)
 def _library() -> None:
     assert sup.library_version() >= 300, sup.library_path()
-
-
-#: "pty" and sup_pty_resize.
-needs_pty = pytest.mark.skipif(
-    sup._lib.api().pty_resize is None, reason="needs libsup with pty (sup_pty_resize)"
-)
-

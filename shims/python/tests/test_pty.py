@@ -7,10 +7,6 @@ import pytest
 import sup
 from sup import Outcome
 
-from conftest import needs_pty
-
-pytestmark = needs_pty
-
 
 def test_the_child_has_a_terminal_of_the_size_asked() -> None:
     script = "stty size; test -t 0 && test -t 1 && test -t 2 && echo tty; read x; echo got $x"

@@ -77,9 +77,6 @@ class Api:
             f.argtypes = argtypes
             return f
 
-        def opt(name: str, restype: Any, argtypes: List[Any]) -> Any:
-            return fn(name, restype, argtypes) if hasattr(cdll, name) else None
-
         P = c_void_p  # sup_proc *
         self.version: Callable[[], int] = fn("sup_version", c_int, [])
         self.strerror: Callable[[int], bytes] = fn("sup_strerror", c_char_p, [c_int])
@@ -161,8 +158,7 @@ class Api:
         )
         self.signal: Callable[[int, int], int] = fn("sup_signal", c_int, [P, c_int])
         self.result_phase: Callable[[int], int] = fn("sup_result_phase", c_int, [P])
-        # the pty: present when the loaded library has it
-        self.pty_resize: Optional[Callable[[int, int, int], int]] = opt(
+        self.pty_resize: Callable[[int, int, int], int] = fn(
             "sup_pty_resize", c_int, [P, c_int, c_int]
         )
 

@@ -330,7 +330,7 @@ class Popen:
     def resize(self, rows: int, cols: int) -> None:
         """Set the pty's window size (``pty=``); the child gets SIGWINCH."""
         fn = self._api.pty_resize
-        if not self._pty or fn is None:
+        if not self._pty:
             raise ValueError("resize: the child has no pty (start it with pty=True)")
         for name, v in (("rows", rows), ("cols", cols)):
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 65535:
