@@ -72,7 +72,7 @@ void Process::publish_final() {
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (!status_lost_ && escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
+  if (!status_lost_ && escalation_ != Escalation::kill_sent) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
   hand_back_terminal();
   lifecycle_ = Lifecycle::final;
