@@ -21,7 +21,8 @@
  *   - Every other function on a handle may be called from any thread, and
  *     concurrently. sup_release may be called while other threads are inside
  *     any call on the same handle: calls that wait (sup_poll,
- *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly, and the
+ *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly (never
+ *     1, although release's own kill makes the result final), and the
  *     memory is freed when the last call has returned. No call may *begin*
  *     on a handle after sup_release has begun (as with free(3)).
  *   - The library installs no signal handler and changes no process-wide
@@ -55,6 +56,11 @@
  * ERRORS
  *   Functions that can fail return a negative code from enum sup_error, whose
  *   values are -errno as on Linux (like libuv's UV_E* codes) and never change.
+ *   Each function's Errors line lists every code it can return, except two
+ *   that any call on a handle may: SUP_EINTERNAL (a bug in sup), and
+ *   SUP_ECANCELED for a call begun after sup_release began (a misuse, as a
+ *   call after free(3), caught while the memory is still there).
+ *   tests/unit/check_errors.py holds these lines to the implementation.
  *   sup_strerror names any code. Human detail for a failed spawn (which spec
  *   field is wrong and why, which path failed) is written into a buffer the
  *   caller passes to sup_spawn_ex: there is no thread-local "last error".
@@ -209,7 +215,7 @@ SUP_API const char *sup_outcome_name(int outcome);
  * sup_signal_name prints ("SIGRTMIN+3", "rtmax-2", "SIG32"), any
  * "RTMIN+N" / "RTMAX-N" within the real-time range, or a decimal number
  * (1..64). Returns the signal number (> 0).
- * Errors: SUP_EINVAL (NULL, or no such signal on this system).
+ * Errors: SUP_EINVAL (NULL, or no such signal on this system), SUP_ENOMEM.
  * Thread-safety: any thread. */
 SUP_API int sup_signal_parse(const char *text);
 
@@ -300,7 +306,8 @@ SUP_API const char *sup_signal_name(int sig);
  *                     group of the host's controlling terminal (stdin must be
  *                     "inherit"), so that an interactive child can read it;
  *                     the host's group gets the terminal back when the child
- *                     ends. Ignored when the host is not in the foreground.
+ *                     ends, and before sup_spawn returns when the child
+ *                     fails to start (exec or cwd error). Ignored when the host is not in the foreground.
  *                     Default false.
  *   contain           what sup ends with the child. "group" (default): its
  *                     process group, which every signal goes to; a process
@@ -378,7 +385,9 @@ SUP_API const char *sup_signal_name(int sig);
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
  *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
  *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
- *   pseudo-terminal left).
+ *   pseudo-terminal left), -ESHUTDOWN (-108: the library is being unloaded,
+ *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
+ *   clone(2) as -errno.
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -406,15 +415,20 @@ SUP_API int sup_spawn_v2(const char *spec_json, sup_proc **out, char *errbuf,
  * library's thread rather than after it, and then waits out the last
  * microseconds awake (yielding, at most 50 us) before it sleeps on the
  * result.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED (the
- * handle was released meanwhile), SUP_ECHILD.
- * Thread-safety: any thread, concurrently. */
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED
+ * (sup_release began meanwhile: returned even if the result is final),
+ * SUP_ECHILD.
+ * Thread-safety: any thread, concurrently: any number of threads may wait on
+ * one handle, from the moment sup_spawn returns, and none of them ever holds
+ * up another, the library's thread or any other child's supervision. */
 SUP_API int sup_poll(sup_proc *p, int timeout_ms);
 
 /* sup_interrupt: graceful stop. Sends the interrupt signal and SIGCONT to the
  * child's process group (cgroup mode: to every process of its tree, the
  * cgroup frozen meanwhile), and SIGKILL if the main process has not exited
- * grace_ms later. A second call does not restart the grace period. While the
+ * grace_ms later. Every signal sup sends also reaches the main process
+ * through its pidfd when it has left its group (setpgid), so it is never
+ * out of reach. A second call does not restart the grace period. While the
  * main process runs the signal is sent from the calling thread, before the
  * call returns; the interrupt signal is sent once, whoever asks first (this
  * call, another thread's, or a timeout), and never after a SIGKILL.
@@ -426,7 +440,8 @@ SUP_API int sup_interrupt(sup_proc *p);
 
 /* sup_signal: sends sig to the child's process group (which its main
  * process leads unless it left it), as kill(2) to the group would, from any
- * thread or a signal handler. A host's signal, not an ending: it never
+ * thread or a signal handler; the main process also gets it through its
+ * pidfd when it has left its group. A host's signal, not an ending: it never
  * changes the outcome (a child that dies of it is "signaled") nor starts
  * the escalation, and is listed in signals_sent when it reached at least
  * one process (the first 64 sup_signal calls of a handle are listed). After
@@ -440,8 +455,9 @@ SUP_API int sup_interrupt(sup_proc *p);
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_signal(sup_proc *p, int sig);
 
-/* sup_abort: hard stop. SIGKILL to the child's process group now (cgroup
- * mode: to its whole tree, by cgroup.kill).
+/* sup_abort: hard stop. SIGKILL to the child's process group (and to the
+ * main process, if it left the group) now; cgroup mode: to its whole tree,
+ * by cgroup.kill.
  * Returns 0 when the request was latched, 1 when the result was already
  * final (nothing changes).
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
@@ -467,7 +483,9 @@ SUP_API int sup_abort(sup_proc *p);
  * has, and the newest bytes are kept in the memory already held) and more
  * is omitted; the count stays exact. "duration_ms" runs from the sup_spawn
  * call to the final result, "at_ms" from that call too. "forced_kill" says
- * SIGKILL was needed.
+ * a SIGKILL sup sent reached a process. "signals_sent" lists only signals
+ * that reached at least one living process of the child's group, its main
+ * process or (cgroup mode) its tree.
  * "phase" is "first_output" or "idle" for an idle_timeout outcome (which
  * limit fired), null for every other. "routed" is each stream's routing:
  * "pipe", "tee", "inherit", "null" or "stdout" (stderr into stdout).
@@ -496,12 +514,13 @@ SUP_API const char *sup_result(sup_proc *p);
 
 /* sup_release: free the handle. If the child still runs it is aborted and it
  * and its group are reaped first: no orphan, no zombie. This waits for the
- * SIGKILL to take effect (milliseconds). (The result is published just
+ * SIGKILL to take effect (milliseconds, also for a main process that left
+ * its group: it is reached through its pidfd). (The result is published just
  * before the main process is reaped, so a pid seen right after sup_poll may
  * still be a zombie for microseconds; never after sup_release.) NULL is a
  * harmless no-op.
  * Thread-safety: other threads may be inside any call on the handle: those
- * that wait return SUP_ECANCELED, and the memory is freed when the last call
+ * that wait return SUP_ECANCELED (never 1), and the memory is freed when the last call
  * has returned. No call may begin on the handle once sup_release has begun.
  * In a forked child, on a handle of the parent's: frees memory only. */
 SUP_API void sup_release(sup_proc *p);
@@ -513,13 +532,14 @@ SUP_API void sup_release(sup_proc *p);
  * fd to os.NewFile or tokio's AsyncFd does so), and the duplicate stays
  * readable once final. Created on first call; the same fd afterwards.
  * Returns the descriptor (>= 0).
- * Errors: SUP_EINVAL (NULL handle), SUP_EMFILE, SUP_ENOMEM.
+ * Errors: SUP_EINVAL (NULL handle), SUP_EMFILE (out of descriptors, the
+ * host's or the system's), SUP_ENOMEM, SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_fd(sup_proc *p);
 
 /* sup_pid: the child's pid, for display. Do not signal it yourself: after the
  * result is final the pid may belong to another process.
- * Returns the pid (> 0). Errors: SUP_EINVAL (NULL handle).
+ * Returns the pid (> 0). Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_pid(sup_proc *p);
 
@@ -533,8 +553,8 @@ SUP_API int sup_pid(sup_proc *p);
  * Works while running and after the result is final.
  * Returns 0; *nread == 0 means nothing new yet (or, once final, the end).
  * Errors: SUP_EINVAL (NULL handle, pos or nread, buf NULL with cap > 0, bad
- * stream), SUP_ENOMEM (after sup_result moved the bytes into its text: no
- * memory to rebuild them).
+ * stream, *pos past the bytes written so far), SUP_ENOMEM (after sup_result
+ * moved the bytes into its text: no memory to rebuild them), SUP_ECHILD.
  * Thread-safety: any thread, concurrently; one reader per stream keeps
  * backpressure_bytes meaningful. */
 SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
@@ -544,15 +564,16 @@ SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
  * stdout has more than stdout_pos bytes, stderr more than stderr_pos bytes, or
  * the result is final. Pass SUP_POS_IGNORE for a stream not to wait on.
  * Returns 1 when one of those holds, 0 when the time ran out.
- * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED,
- * SUP_ECHILD.
+ * Errors: SUP_EINVAL (NULL handle, timeout_ms < -1), SUP_ECANCELED
+ * (sup_release began meanwhile, as for sup_poll), SUP_ECHILD.
  * Thread-safety: any thread, concurrently. */
 SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
                             uint64_t stderr_pos, int timeout_ms);
 
 /* sup_output_total: bytes the child has written to `stream` so far (all of
  * them, kept or not). Running or final.
- * Returns the count (>= 0). Errors: SUP_EINVAL (NULL handle, bad stream).
+ * Returns the count (>= 0). Errors: SUP_EINVAL (NULL handle, bad stream),
+ * SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int64_t sup_output_total(sup_proc *p, int stream);
 
@@ -600,8 +621,9 @@ SUP_API int sup_input_write(sup_proc *p, const void *buf, size_t len,
  * sup_input_write can make progress: the pipe has room, or a write would
  * fail at once (the child closed its stdin, or the result is final).
  * Returns 1 when so, 0 when the time ran out.
- * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED,
- * SUP_ECHILD.
+ * Errors: SUP_EINVAL, SUP_EBADF (as sup_input_write), SUP_ECANCELED
+ * (sup_release began meanwhile, as for sup_poll), SUP_EMFILE, SUP_ENOMEM
+ * (it makes the descriptor sup_fd returns, at its first call), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_input_wait(sup_proc *p, int timeout_ms);
 
@@ -626,7 +648,8 @@ SUP_API int sup_input_fd(sup_proc *p);
  * Returns 0. Errors: SUP_EINVAL, SUP_EBADF (stdin is neither "pipe" nor
  * "pty"), SUP_EAGAIN ("pty": the terminal's input queue is full; the
  * input is not closed yet: call again, after sup_input_wait, to finish),
- * SUP_ECHILD. Thread-safety: any thread; a
+ * SUP_EPIPE ("pty": the terminal refused the VEOF; the child's input is
+ * gone), SUP_ECHILD. Thread-safety: any thread; a
  * concurrent sup_input_write either completes first or returns SUP_EBADF. */
 SUP_API int sup_input_close(sup_proc *p);
 
@@ -644,18 +667,19 @@ SUP_API int sup_pty_resize(sup_proc *p, int rows, int cols);
 /* ---- Typed access to the final result (no JSON parser needed) --------- */
 
 /* Returns the outcome (enum sup_outcome, > 0).
- * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running).
+ * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY (still running), SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_result_outcome(sup_proc *p);
 
 /* Returns the main process's exit code (0..255).
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it died from a signal, or its
- * status was lost: see sup_result_status_lost). Thread-safety: any thread. */
+ * status was lost: see sup_result_status_lost), SUP_ECHILD.
+ * Thread-safety: any thread. */
 SUP_API int sup_result_exit_code(sup_proc *p);
 
 /* Returns the signal number that killed the main process.
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ENODATA (it exited, or its status was
- * lost). Thread-safety: any thread. */
+ * lost), SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_term_signal(sup_proc *p);
 
 /* Returns enum sup_phase: for an idle_timeout outcome which limit fired
@@ -663,14 +687,14 @@ SUP_API int sup_result_term_signal(sup_proc *p);
  * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_phase(sup_proc *p);
 
-/* Returns 1 when sup had to send SIGKILL (after grace, on_timeout "kill",
- * abort, or to end what the main process left behind), else 0.
- * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
+/* Returns 1 when a SIGKILL sup sent (after grace, on_timeout "kill", abort,
+ * or to end what the main process left behind) reached a process, else 0.
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int sup_result_forced_kill(sup_proc *p);
 
 /* Returns the milliseconds from the sup_spawn call until the result became
- * final, or a negative value (SUP_EINVAL, SUP_EBUSY).
- * Thread-safety: any thread. */
+ * final, or a negative value.
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API double sup_result_duration_ms(sup_proc *p);
 
 /* sup_result_output: the captured bytes of `stream`, exactly as written
@@ -686,7 +710,7 @@ SUP_API const char *sup_result_output(sup_proc *p, int stream, size_t *len);
 
 /* Returns the bytes of `stream` that were written but not kept (0 when not
  * truncated). The gap sits after the first half of max_output_bytes.
- * Errors: SUP_EINVAL, SUP_EBUSY. Thread-safety: any thread. */
+ * Errors: SUP_EINVAL, SUP_EBUSY, SUP_ECHILD. Thread-safety: any thread. */
 SUP_API int64_t sup_result_omitted_bytes(sup_proc *p, int stream);
 
 /* Returns 1 when the main process's exit status was lost: the host reaped it
@@ -703,10 +727,11 @@ SUP_API int sup_result_status_lost(sup_proc *p);
 SUP_API int sup_result_rusage(sup_proc *p, double *user_ms, double *sys_ms,
                               int64_t *max_rss_kb);
 
-/* sup_result_signals: the signals sent to the child's group (sup's own, and
- * the host's through sup_signal), in time order
- * (the JSON's "signals_sent"; SIGCONT sent beside an interrupt signal is not
- * listed). Copies up to cap of them into signals[] and at_ms[] (ms since
+/* sup_result_signals: the signals sent to the child's group and main
+ * process (sup's own, and the host's through sup_signal) that reached at
+ * least one process, in time order (the JSON's "signals_sent"; SIGCONT sent
+ * beside an interrupt signal is not listed). Copies up to cap of them into
+ * signals[] and at_ms[] (ms since
  * the sup_spawn call); either array may be NULL (that part is not copied).
  * Returns how many were sent in all (may exceed cap).
  * Errors: SUP_EINVAL (NULL handle), SUP_EBUSY, SUP_ECHILD.

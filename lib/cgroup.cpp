@@ -11,13 +11,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "dirents.hpp"
 #include "launch.hpp"
 #include "sentinel.hpp"
 #include "sup.h"
@@ -127,8 +130,17 @@ struct HostDirs {
   std::atomic<uint64_t> next_child{0};
 };
 
+// Made on first use and freed by remove_host_cgroups at the engine's end:
+// not a static object, which static destruction could free before the
+// engine's end uses it. A plain atomic pointer has nothing to destroy.
+std::atomic<HostDirs*> g_host_dirs{nullptr};
+
 HostDirs& host_dirs() {
-  static HostDirs* dirs = new HostDirs;  // outlives static destruction: the engine's end uses it
+  HostDirs* dirs = g_host_dirs.load(std::memory_order_acquire);
+  if (dirs != nullptr) return *dirs;
+  auto* made = new HostDirs;
+  if (g_host_dirs.compare_exchange_strong(dirs, made, std::memory_order_acq_rel)) return *made;
+  delete made;  // another thread's came first
   return *dirs;
 }
 
@@ -203,28 +215,14 @@ bool for_each_pid(int dirfd, F&& f, int depth = 0) noexcept {
   // thread may walk the same tree.
   int listing = static_cast<int>(syscall(SYS_openat, dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (listing < 0) return false;
-  alignas(8) char entries[1024];
-  for (;;) {
-    long n = syscall(SYS_getdents64, listing, entries, sizeof entries);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (long at = 0; at < n;) {
-      struct Entry {
-        uint64_t ino;
-        int64_t off;
-        unsigned short reclen;
-        unsigned char type;
-        char name[1];
-      };
-      const auto* e = reinterpret_cast<const Entry*>(entries + at);
-      at += e->reclen;
-      if (e->type != DT_DIR || e->name[0] == '.') continue;
-      int sub = static_cast<int>(syscall(SYS_openat, dirfd, e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (sub < 0) continue;  // removed meanwhile
-      complete = for_each_pid(sub, f, depth + 1) && complete;
-      close(sub);
-    }
-  }
+  for_each_dirent(listing, [&](const char* name, unsigned char type) {
+    if (type != DT_DIR || name[0] == '.') return true;
+    int sub = static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (sub < 0) return true;  // removed meanwhile
+    complete = for_each_pid(sub, f, depth + 1) && complete;
+    close(sub);
+    return true;
+  });
   close(listing);
   return complete;
 }
@@ -434,7 +432,10 @@ bool ChildCgroup::remove(Nanos budget) noexcept {
 }
 
 void remove_host_cgroups() noexcept {
-  HostDirs& dirs = host_dirs();
+  HostDirs* made = g_host_dirs.exchange(nullptr, std::memory_order_acq_rel);
+  if (made == nullptr) return;  // no cgroup was ever made
+  std::unique_ptr<HostDirs> owned(made);  // nothing else runs at the engine's end
+  HostDirs& dirs = *owned;
   std::lock_guard<std::mutex> lock(dirs.mu);
   if (dirs.owner == getpid()) {
     for (const auto& entry : dirs.by_parent) {

@@ -87,7 +87,8 @@ class ChildCgroup {
 
 // Removes every host directory this process made (depth first), at the
 // engine's end: each child's cgroup is gone by then unless one could not be
-// removed. Forgets them either way.
+// removed. Forgets them either way, and frees what recorded them: nothing
+// may use a ChildCgroup afterwards (a later engine starts afresh).
 void remove_host_cgroups() noexcept;
 
 }  // namespace sup

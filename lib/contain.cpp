@@ -16,15 +16,6 @@ namespace {
 constexpr Nanos kTreeEmptyWait = 100 * kNanosPerMs;
 constexpr Nanos kRemoveWait = 100 * kNanosPerMs;
 
-// Whole microseconds as milliseconds with three decimals.
-void append_us_as_ms(std::string& out, int64_t us) {
-  append_decimal(out, us / 1000);
-  const int frac = static_cast<int>(us % 1000);
-  const char decimals[] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                           static_cast<char>('0' + frac % 10)};
-  out.append(decimals, sizeof decimals);
-}
-
 }  // namespace
 
 void Process::set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
@@ -93,9 +84,9 @@ void Process::append_contain_json(std::string& out) const {
   out += ", \"tree_cpu\": ";
   if (r.tree_cpu) {
     out += "{\"user_ms\": ";
-    append_us_as_ms(out, r.tree_cpu->user_us);
+    append_ms(out, r.tree_cpu->user_us);
     out += ", \"sys_ms\": ";
-    append_us_as_ms(out, r.tree_cpu->sys_us);
+    append_ms(out, r.tree_cpu->sys_us);
     out += "}";
   } else {
     out += "null";

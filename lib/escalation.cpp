@@ -2,6 +2,7 @@
 // carries the earliest of its deadlines (idle, max runtime, grace, pipe
 // drain); reads only move last_activity_, and the timer recomputes when it
 // fires, so there are never two timers racing.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <limits>
 
+#include "dirents.hpp"
 #include "engine.hpp"
 #include "process.hpp"
 
@@ -24,6 +26,47 @@ namespace {
 constexpr Nanos kPipeDrainAfterKill = 100 * kNanosPerMs;
 
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+// True if a process other than a zombie is in process group pgid: a scan of
+// /proc with raw system calls only (async-signal-safe, no allocation).
+bool group_has_living_member(pid_t pgid) noexcept {
+  int dir = static_cast<int>(syscall(SYS_open, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir < 0) return true;  // cannot tell: the kernel's word stands
+  bool found = false;
+  for_each_dirent(dir, [&](const char* name, unsigned char) {
+    if (name[0] < '1' || name[0] > '9') return true;
+    char path[64] = "/proc/";
+    size_t len = 6;
+    for (const char* c = name; *c != '\0' && len < 40; ++c) path[len++] = *c;
+    const char tail[] = "/stat";
+    for (char c : tail) path[len++] = c;
+    int fd = static_cast<int>(syscall(SYS_openat, dir, path + 6, O_RDONLY | O_CLOEXEC));
+    if (fd < 0) return true;
+    char stat[512];
+    long got = syscall(SYS_read, fd, stat, sizeof stat - 1);
+    syscall(SYS_close, fd);
+    if (got <= 0) return true;
+    stat[got] = '\0';
+    // "pid (comm) S ppid pgrp ...": comm may hold anything but ends at the
+    // last ')'.
+    const char* close = nullptr;
+    for (const char* c = stat; *c != '\0'; ++c)
+      if (*c == ')') close = c;
+    if (close == nullptr || close[1] != ' ' || close[2] == '\0') return true;
+    const char state = close[2];
+    // " S ppid pgrp ...": past the state and the parent's pid.
+    const char* field = close + 3;
+    while (*field == ' ') ++field;
+    while (*field != '\0' && *field != ' ') ++field;
+    while (*field == ' ') ++field;
+    long pgrp = 0;
+    while (*field >= '0' && *field <= '9') pgrp = pgrp * 10 + (*field++ - '0');
+    found = pgrp == pgid && state != 'Z' && state != 'X';
+    return !found;
+  });
+  syscall(SYS_close, dir);
+  return found;
+}
 
 }  // namespace
 
@@ -86,11 +129,17 @@ bool Process::kill_from_caller() noexcept {
     // Stamped before the signal: the loop never sees the death without it.
     // Two callers racing send one kill.
     Nanos none = 0;
-    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) {
-      kill(-pid_, SIGKILL);
-      signal_tree(SIGKILL, 0, true);
-    }
     on_record = true;
+    if (caller_kill_at_.compare_exchange_strong(none, now_ns(), std::memory_order_acq_rel)) {
+      const bool delivered = send_to_child(SIGKILL);
+      signal_tree(SIGKILL, 0, true);  // cgroup mode: the rest of the tree
+      if (!delivered) {
+        // Reached nobody (the main process ended meanwhile): not on record;
+        // the loop decides the end as for any exit.
+        caller_kill_at_.store(0, std::memory_order_release);
+        on_record = false;
+      }
+    }
   }
   leave_caller_window();
   errno = saved_errno;
@@ -110,11 +159,17 @@ Nanos Process::interrupt_from_caller() noexcept {
     Nanos free = 0;
     const Nanos now = now_ns();
     if (interrupt_latch_.compare_exchange_strong(free, now, std::memory_order_acq_rel)) {
-      kill(-pid_, interrupt_signal_);
-      // A stopped process cannot act on the signal until it is continued.
-      if (interrupt_signal_ != SIGCONT) kill(-pid_, SIGCONT);
-      signal_tree(interrupt_signal_, interrupt_signal_ != SIGCONT ? SIGCONT : 0, true);
-      sent_at = now;
+      if (send_to_child(interrupt_signal_)) {
+        // A stopped process cannot act on the signal until it is continued.
+        if (interrupt_signal_ != SIGCONT) send_to_child(SIGCONT, /*answer=*/false);
+        // Cgroup mode: the rest of the tree too (contain.cpp).
+        signal_tree(interrupt_signal_, interrupt_signal_ != SIGCONT ? SIGCONT : 0, true);
+        sent_at = now;
+      } else {
+        // Reached nobody: not sent, so not on record (the latch stays
+        // closed: the main process has ended).
+        interrupt_latch_.store(kLatchClosed, std::memory_order_release);
+      }
     }
   }
   leave_caller_window();
@@ -156,7 +211,7 @@ void Process::adopt_caller_signals() {
     cause_ = std::max(cause_, Cause::aborted);
     lift_backpressure();
     signals_sent_.push_back({SIGKILL, kill_at - called_at_});
-    group_killed(now_ns());
+    group_killed(now_ns(), /*delivered=*/true);
   }
 }
 
@@ -238,7 +293,10 @@ void Process::handle_requests_locked() {
   if (ended()) return;
   if (bits & kResume) resume_held_back();
   if (ended()) return;
-  if ((bits & (kAbort | kInterrupt)) == 0) return;
+  if ((bits & (kAbort | kInterrupt)) == 0) {
+    if (bits & kRearm) arm_deadline();
+    return;
+  }
   // The exit race: a main process that already exited is not ended by us.
   if (lifecycle_ == Lifecycle::running && leader_exited_now()) {
     on_leader_exit();
@@ -371,9 +429,9 @@ void Process::interrupt_group(Nanos now) {
     adopt_caller_signals();  // a caller sent it first
     return;
   }
-  signal_group(interrupt_signal_, now, true);
+  const bool delivered = signal_group(interrupt_signal_, now, true);
   if (interrupt_signal_ == SIGKILL) {
-    group_killed(now);
+    group_killed(now, delivered);
     return;
   }
   // A stopped process cannot act on the signal until it is continued.
@@ -390,24 +448,41 @@ void Process::kill_group(Nanos now) {
   if (escalation_ == Escalation::kill_sent) return;  // a caller's kill, adopted
   // Timed after the latch closed: an interrupt adopted above was earlier.
   now = std::max(now, now_ns());
-  signal_group(SIGKILL, now, true);
-  group_killed(now);
+  group_killed(now, signal_group(SIGKILL, now, true));
 }
 
-void Process::group_killed(Nanos now) {
+void Process::group_killed(Nanos now, bool delivered) {
   escalation_ = Escalation::kill_sent;
-  forced_kill_ = true;
+  if (delivered) forced_kill_ = true;
   if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;
 }
 
-void Process::signal_group(int sig, Nanos now, bool record) {
+bool Process::signal_group(int sig, Nanos now, bool record) {
   // Cgroup mode: the rest of the tree too (contain.cpp).
   signal_tree_on_loop(sig);
   // The leader stays unreaped until finish(), so -pid_ is still our group,
   // unless the host reaped it.
-  if (status_lost_) return;
-  kill(-pid_, sig);
-  if (record) signals_sent_.push_back({sig, now - called_at_});
+  if (status_lost_) return false;
+  const bool delivered = send_to_child(sig, /*answer=*/record);
+  if (record && delivered) signals_sent_.push_back({sig, now - called_at_});
+  return delivered;
+}
+
+bool Process::send_to_child(int sig, bool answer) noexcept {
+  // Before the send: a main process that has exited is a zombie, which a
+  // group kill "reaches" as well, and which must not count; what else is in
+  // the group is looked at before the send too (a SIGKILL leaves no one
+  // alive to find), and only when the answer is wanted (a /proc scan).
+  const bool main_exited = exit_shows();
+  const bool someone_alive = !main_exited || !answer || group_has_living_member(pid_);
+  bool delivered = kill(-pid_, sig) == 0 && someone_alive;
+  // A main process that left its group (setpgid, a shell doing job
+  // control) is reached through its pidfd. Only then: one still in the
+  // group has had the signal, and a handler would run twice.
+  if (!main_exited && getpgid(pid_) != pid_ &&
+      syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0)
+    delivered = true;
+  return delivered;
 }
 
 void Process::hand_back_terminal() {

@@ -29,11 +29,12 @@ int Process::signal_from_caller(int sig) noexcept {
       rc = 0;
       if (sig != 0) {
         const Nanos at = now_ns();
-        const bool to_group = kill(-pid_, sig) == 0;
-        const int group_errno = errno;
+        // The group, and the main process if it left it (escalation.cpp).
+        const bool to_child = send_to_child(sig);
+        const int child_errno = errno;
         // Cgroup mode: the rest of the tree too (setsid'd descendants).
-        const bool delivered = signal_tree(sig, 0, to_group) > 0 || to_group;
-        if (!delivered) rc = group_errno == EPERM ? SUP_EPERM : SUP_ESRCH;
+        const bool delivered = signal_tree(sig, 0, to_child) > 0 || to_child;
+        if (!delivered) rc = child_errno == EPERM ? SUP_EPERM : SUP_ESRCH;
         const unsigned slot = delivered ? host_sent_count_.fetch_add(1, std::memory_order_acq_rel) : kHostSignalSlots;
         if (slot < kHostSignalSlots) {
           host_sent_[slot].at.store(at, std::memory_order_relaxed);

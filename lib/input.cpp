@@ -70,7 +70,9 @@ int Process::input_write(const char* buf, size_t len, size_t* written) {
     return 0;
   }
   if (errno == EAGAIN) return SUP_EAGAIN;
-  return errno == EPIPE ? SUP_EPIPE : -errno;
+  // A pipe's write fails otherwise only for a buffer the caller cannot read
+  // (EFAULT) or a reader that is gone (EPIPE).
+  return errno == EFAULT ? SUP_EINVAL : SUP_EPIPE;
 }
 
 int Process::input_wait(int timeout_ms) {
@@ -99,8 +101,10 @@ int Process::input_wait(int timeout_ms) {
     }
     int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
     int rc = poll(fds, 2, slice);
-    if (rc < 0 && errno != EINTR) return -errno;
-    if (released() && !is_final()) return SUP_ECANCELED;
+    // With two descriptors, poll fails only for want of kernel memory.
+    if (rc < 0 && errno != EINTR) return SUP_ENOMEM;
+    // Even if final: release's own kill makes it so (see wait_final).
+    if (released()) return SUP_ECANCELED;
     if (rc > 0) return 1;
     if (left >= 0) {
       left -= slice;
@@ -128,8 +132,9 @@ int Process::input_close() {
   if (!is_final()) {
     int rc = write_end_of_input(input_fd_.get(), last_input_byte_);
     if (rc == -EAGAIN) return SUP_EAGAIN;
-    // EIO: the child's side is closed, its input has ended already.
-    if (rc < 0 && rc != -EIO) return rc;
+    // Any other failure of the write says to the host that the child's
+    // input is gone.
+    if (rc < 0) return SUP_EPIPE;
   }
   input_closed_ = true;
   return 0;
@@ -139,7 +144,9 @@ int Process::pty_resize(int rows, int cols) {
   if (!terminal_) return SUP_ENOTSUP;
   std::lock_guard<std::mutex> lock(input_mu_);
   if (is_final() || !input_fd_.valid()) return SUP_ESRCH;
-  return set_window_size(input_fd_.get(), rows, cols);
+  // TIOCSWINSZ on a master sup holds open fails only for a bug of sup's.
+  const bool resized = set_window_size(input_fd_.get(), rows, cols) == 0;
+  return resized ? 0 : SUP_EINTERNAL;
 }
 
 }  // namespace sup

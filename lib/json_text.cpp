@@ -287,4 +287,16 @@ std::string KeptInText::bytes(const std::string& text, size_t size) const {
   return out;
 }
 
+void append_ms(std::string& out, int64_t us) {
+  if (us < 0) {
+    out += '-';
+    us = -us;
+  }
+  append_decimal(out, us / 1000);
+  const int frac = static_cast<int>(us % 1000);
+  const char decimals[] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                           static_cast<char>('0' + frac % 10)};
+  out.append(decimals, sizeof decimals);
+}
+
 }  // namespace sup

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,11 @@ void append_decimal(std::string& out, Int v) {
   char buf[24];
   out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
 }
+
+// Appends milliseconds with three decimals, from whole microseconds: what
+// "%.3f" printed, without printf's floating-point formatting, which was most
+// of the cost of a small result's text (four calls, 5 of 11 us).
+void append_ms(std::string& out, int64_t us);
 
 // Appends the bytes that JSON string body text stands for: the inverse of
 // append_json_string_body for text it wrote without replacing a byte.

@@ -50,6 +50,9 @@ struct ChildArgs {
   int cgroup_procs;
   bool terminal;
   pid_t host_pid;
+  pid_t host_pgrp;
+  // The child made its group the terminal's foreground (tty_foreground).
+  bool took_terminal;
   // Written by the child, read by the parent once the vfork-style clone has
   // returned (after the child's exec or exit).
   FailedStep failed_step;
@@ -70,6 +73,15 @@ struct KernelSigaction {
 [[noreturn]] SUP_CHILD_CODE void child_fail(ChildArgs* a, FailedStep step) {
   a->failed_step = step;
   a->failed_errno = errno;
+  if (a->took_terminal) {
+    // Nobody else would hand it back: the host never gets a handle to this
+    // child. Signals are still blocked, so TIOCSPGRP from what is now the
+    // foreground group needs no care for SIGTTOU either way.
+    pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
+    pid_t foreground = 0;
+    if (syscall(SYS_ioctl, 0, TIOCGPGRP, &foreground) == 0 && foreground == self)
+      syscall(SYS_ioctl, 0, TIOCSPGRP, &a->host_pgrp);
+  }
   syscall(SYS_exit_group, 127);
   __builtin_unreachable();
 }
@@ -112,7 +124,7 @@ SUP_CHILD_CODE int child_main(void* raw) {
     // Signals are still blocked, so the background group's TIOCSPGRP is not
     // stopped by SIGTTOU. Failure only means the child stays in the background.
     pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
-    syscall(SYS_ioctl, 0, TIOCSPGRP, &self);
+    a->took_terminal = syscall(SYS_ioctl, 0, TIOCSPGRP, &self) == 0;
   }
   if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) child_fail(a, FailedStep::setup);
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
@@ -312,6 +324,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.terminal = plan.terminal;
   args.host_pid = getpid();
   UniqueFd cgroup_procs;
+  args.host_pgrp = getpgrp();
 
   int pidfd = -1;
   Nanos started_at = now_ns();

@@ -101,17 +101,17 @@ void Process::end_unwatched(bool drain) noexcept {
       if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
-      if (!status_lost_) kill(-pid_, SIGKILL);
+      const bool delivered = !status_lost_ && send_to_child(SIGKILL);
       signal_tree(SIGKILL, 0, true);
       escalation_ = Escalation::kill_sent;
-      forced_kill_ = true;
+      forced_kill_ = forced_kill_ || delivered;
     }
     await_leader_exit();
     leader_exited_now();
     lifecycle_ = Lifecycle::draining;
   }
-  // Before start() the pipes may be blocking: what the child wrote is not
-  // read. After, what is in them is kept, as at any end.
+  // drain: what is in the pipes is kept, as at any end (a child start()
+  // could not watch is ended without reading them).
   if (drain) {
     backpressure_lifted_ = true;
     try {
@@ -266,7 +266,13 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
       last_activity_ = now_ns();
-      if (first_output_at_ == 0) first_output_at_ = last_activity_;
+      if (first_output_at_ == 0) {
+        first_output_at_ = last_activity_;
+        // The idle limit now applies, and may end sooner than the
+        // first-output deadline the loop armed: it arms the new one. (A
+        // deadline that only moves later is re-armed when the timer fires.)
+        if (first_output_timeout_ > 0 && idle_timeout_ > 0) request(kRearm);
+      }
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));

@@ -40,6 +40,11 @@ uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
   return backpressure_bytes == 0 ? 0 : backpressure_bytes + 4 * engine.read_buffer_size();
 }
 
+// A descriptor the handle makes on demand (eventfd) could not be made: the
+// host is out of descriptors (its own table or the system's), or of kernel
+// memory. Only the codes the header lists for these calls.
+int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
+
 void set_readable(int fd) {
   uint64_t one = 1;
   (void)!write(fd, &one, sizeof one);
@@ -123,12 +128,16 @@ int Process::request(unsigned bits, Nanos wake_by) noexcept {
 }
 
 int Process::wait_final(int timeout_ms) {
+  // Released is asked first everywhere: release's own kill makes the result
+  // final while waiters still wait, and a waiter told 1 would read a result
+  // whose memory is about to go.
+  if (released()) return SUP_ECANCELED;
   if (is_final()) return 1;
   if (timeout_ms != 0) timeout_ms = wait_leader_exit(timeout_ms);
   std::unique_lock<std::mutex> lock(mu_);
   wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
-  if (is_final()) return 1;
-  return released() ? SUP_ECANCELED : 0;
+  if (released()) return SUP_ECANCELED;
+  return is_final() ? 1 : 0;
 }
 
 int Process::wait_leader_exit(int timeout_ms) {
@@ -203,9 +212,10 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     {
       std::lock_guard<std::mutex> work(work_mu_);
       running = lifecycle_ == Lifecycle::running;
-      // The pipes are non-blocking once start() has made their watches
-      // (uv_poll_init); before, one read after poll() cannot block.
-      const int reads = loop_ != nullptr ? kReadsPerWakeup : 1;
+      // The pipes are non-blocking from the spawn (api.cpp): another caller
+      // woken by the same byte may have read it, and this read then finds
+      // EAGAIN instead of blocking while holding work_mu_.
+      const int reads = kReadsPerWakeup;
       for (int i = 1; running && i < 3; ++i) {
         if (watched[i].revents == 0) continue;
         OutputPipe& pipe = i == 1 ? out_ : err_;
@@ -260,7 +270,7 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
     return is_final() || released() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
   });
   --waiters_;
-  if (released() && !is_final()) return SUP_ECANCELED;
+  if (released()) return SUP_ECANCELED;  // even if final: see wait_final
   return ready ? 1 : 0;
 }
 
@@ -305,7 +315,7 @@ int Process::output_fd(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!pipe.ready_fd.valid()) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd < 0) return -errno;
+    if (fd < 0) return fd_error(errno);
     pipe.ready_fd.reset(fd);
     signal_ready(pipe);
   }
@@ -321,7 +331,7 @@ int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!event_fd_.valid()) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (fd < 0) return -errno;
+    if (fd < 0) return fd_error(errno);
     event_fd_.reset(fd);
     // Readable for good once final: nobody ever reads the counter.
     if (is_final()) set_readable(fd);

@@ -50,7 +50,9 @@ enum class TimeoutKind { idle, first_output, max_runtime };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
-enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8 };
+// kRearm: the deadline moved earlier than the one armed (the first byte
+// turned the first-output limit into a shorter idle limit).
+enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8, kRearm = 16 };
 
 struct SignalSent {
   int signal;
@@ -142,6 +144,15 @@ class Process {
   // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
   // Async-signal-safe. Returns 1 if already final, else 0.
   int request(unsigned bits, Nanos wake_by = 0) noexcept;
+  // Every signal sup sends goes through here: to the child's process group
+  // and, if the main process left it, to the main process through its
+  // pidfd. Returns true if it reached at least one living process (a group
+  // holding only the exited main process's zombie reaches nobody).
+  // Async-signal-safe; while the main process is unreaped (pid_ and the
+  // group id are still ours). answer false: the caller does not need to
+  // know, and an exited main process's group is not scanned for a living
+  // member (the return value is then the kernel's word only).
+  bool send_to_child(int sig, bool answer = true) noexcept;
   // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when
@@ -261,7 +272,7 @@ class Process {
   // output.cpp
   // A child the loop cannot watch (a watch that cannot be made or started
   // again) is ended now, and that is its result. drain: its pipes are
-  // non-blocking (start() made their watches), and what is in them is read.
+  // non-blocking (from the spawn), and what is in them is read.
   void end_unwatched(bool drain) noexcept;
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   // The pidfd's and stdin's watches: handler under work_mu_, unless final.
@@ -362,8 +373,11 @@ class Process {
   void kill_group(Nanos now);
   // The group has been sent SIGKILL (by whichever thread): escalation done,
   // and the pipes waited for only briefly from now on.
-  void group_killed(Nanos now);
-  void signal_group(int sig, Nanos now, bool record);
+  // delivered: the SIGKILL reached a process (forced_kill is true only then).
+  void group_killed(Nanos now, bool delivered);
+  // Sends sig (send_to_child); records it if asked and it reached anyone.
+  // Returns whether it did.
+  bool signal_group(int sig, Nanos now, bool record);
   // Takes the signals that callers sent (kill_from_caller,
   // interrupt_from_caller) as the loop's own: the outcome they decide while
   // the main process ran, the escalation, the signals recorded in order.

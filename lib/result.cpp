@@ -17,24 +17,6 @@
 #include "sup.h"
 
 namespace sup {
-namespace {
-
-// Milliseconds with three decimals, from whole microseconds: what "%.3f"
-// printed, without printf's floating-point formatting, which was most of the
-// cost of a small result's text (four calls, 5 of 11 us).
-void append_ms(std::string& out, int64_t us) {
-  if (us < 0) {
-    out += '-';
-    us = -us;
-  }
-  append_decimal(out, us / 1000);
-  const int frac = static_cast<int>(us % 1000);
-  const char decimals[] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                           static_cast<char>('0' + frac % 10)};
-  out.append(decimals, sizeof decimals);
-}
-
-}  // namespace
 
 void Process::maybe_finish() {
   if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
@@ -72,7 +54,7 @@ void Process::publish_final() {
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (!status_lost_ && escalation_ != Escalation::kill_sent) kill(-pid_, SIGKILL);
+  if (!status_lost_ && escalation_ != Escalation::kill_sent) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
   hand_back_terminal();
   lifecycle_ = Lifecycle::final;

@@ -87,6 +87,8 @@ int write_end_of_input(int master, int& last_byte) noexcept {
     do {
       n = write(master, &veof, 1);
     } while (n < 0 && errno == EINTR);
+    // EIO: the child's side is closed, its input has ended already.
+    if (n < 0 && errno == EIO) return 0;
     if (n < 0) return -errno;
     last_byte = veof;
   }

@@ -28,9 +28,9 @@ int set_window_size(int master, int rows, int cols) noexcept;
 // left a line unfinished. In non-canonical mode (a program reading keys: an
 // editor, a REPL's line editor) a terminal has no end of input: VEOF is sent
 // once, as the key it is. With VEOF disabled nothing is written.
-// last_byte becomes VEOF once one is written. Returns 0 when done, or
-// -errno: -EAGAIN when the terminal's input queue is full (call again), -EIO
-// when the child's side is closed (its input has ended anyway).
+// last_byte becomes VEOF once one is written. Returns 0 when done, also
+// when the child's side is closed (EIO: its input has ended anyway), or
+// -errno: -EAGAIN when the terminal's input queue is full (call again).
 int write_end_of_input(int master, int& last_byte) noexcept;
 
 }  // namespace sup

@@ -52,7 +52,7 @@ CC=clang CXX=clang++ run_suite build-clang || status=1
 rc=0; bash tests/fuzz/run.sh 60 || rc=$?; count fuzz "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/rust/run-tests.sh build || rc=$?; count "rust shim (cargo test, clippy)" "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/go/run-tests.sh build || rc=$?; count "go shim (go vet, go test -race, GOMAXPROCS=1)" "$rc"; [ "$rc" -eq 0 ] || status=1
-rc=0; bash shims/python/run-tests.sh build || rc=$?; count "python shim (mypy, pytest)" "$rc"; [ "$rc" -eq 0 ] || status=1
+rc=0; bash shims/python/run-tests.sh build || rc=$?; count "python shim (mypy, pyright, pytest, the wheel)" "$rc"; [ "$rc" -eq 0 ] || status=1
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "sup: $passed passed, $failed failed"

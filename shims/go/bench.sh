@@ -17,6 +17,10 @@ for d in $(pkg-config --libs-only-L sup); do
   rpath+=" -Wl,-rpath,${d#-L}"
 done
 export CGO_ENABLED=1 CGO_LDFLAGS="${rpath# }${CGO_LDFLAGS:+ $CGO_LDFLAGS}" GOTOOLCHAIN=local GOPROXY=off
+# The child of the streaming row: tests/bench/bench_writer when built.
+if [ -x "$build/tests/bench/bench_writer" ]; then
+  export SUP_BENCH_WRITER=$build/tests/bench/bench_writer
+fi
 cd "$here"
 SUP_GO_BENCH_OUT=$out go test -count=1 -timeout 20m -run '^TestBenchReport$' -v . | grep -E '_test.go|^(ok|FAIL|---)'
 cat "$out"

@@ -31,16 +31,30 @@
 //
 // # Errors
 //
-// Failures are *Error values with the errno in Code: errors.Is(err,
+// As with os/exec, Run, Wait and Output return an error for a process that
+// did not exit by itself with status 0: an *ExitError, which holds the
+// Result (errors.As(err, &ee); ee.ExitCode, ee.Stderr, ee.Outcome), for a
+// non-zero exit, a signal, a timeout or an interrupt alike.
+//
+// Other failures are *Error values with the errno in Code: errors.Is(err,
 // fs.ErrNotExist), errors.Is(err, syscall.EACCES) work, and a program that is
 // not found also matches exec.ErrNotFound, while a missing Dir does not
 // (Error.Part says which part of the spawn failed). Calls on a closed Process
-// return an *Error matching os.ErrClosed.
+// return an *Error matching os.ErrClosed. A live reader that fell behind the
+// kept output gets a *GapError saying how many bytes it lost, then reads on.
 //
 // # Releasing
 //
 // Process.Close aborts a child that still runs, reaps it and its group, and
-// frees the handle; it is idempotent. A Process that is dropped without Close
-// is released by a finalizer, as a backstop; the library also kills every
-// child when the host exits.
+// frees the handle; it is idempotent. The garbage collector never ends a
+// running child: while it runs, its Process is held by the goroutine waiting
+// for its result. A Process that is dropped without Close is released by a
+// finalizer once its result is final. The library kills every child when
+// the host exits.
+//
+// # Linking
+//
+// libsup is found with pkg-config (#cgo pkg-config: sup) and linked shared;
+// the build tag sup_static links libsup.a instead (see the README). Without
+// cgo the package does not build, and says so.
 package sup

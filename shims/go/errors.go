@@ -1,6 +1,9 @@
+//go:build cgo
+
 package sup
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -49,6 +52,7 @@ type Error struct {
 	Part   Part          // for "start": which part of the spawn failed
 
 	closed bool
+	cause  error // what failed outside the library (reading Cmd.Stdin)
 }
 
 func (e *Error) Error() string {
@@ -63,18 +67,52 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Code }
 
 // Is reports whether the error matches exec.ErrNotFound (a program that is not
-// found) or os.ErrClosed (an operation on a closed Process). Other targets are
-// matched through Unwrap.
+// found), os.ErrClosed (an operation on a closed Process), os.ErrProcessDone
+// (Signal or Resize once the result is final) or, for Op "stdin",
+// the error that reading Cmd.Stdin returned. Other targets are matched
+// through Unwrap.
 func (e *Error) Is(target error) bool {
+	if e.cause != nil && errors.Is(e.cause, target) {
+		return true
+	}
 	switch target {
 	case exec.ErrNotFound:
 		return e.Part == PartExec && e.Code == syscall.ENOENT
 	case os.ErrClosed:
 		return e.closed
+	case os.ErrProcessDone:
+		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize")
 	}
 	return false
 }
 
 func errClosed(op string) error {
 	return &Error{Op: op, Code: syscall.EBADF, Detail: "process already closed", closed: true}
+}
+
+// ExitError is the error of a process that did not exit by itself with
+// status 0: a non-zero exit, a signal, a timeout, an interrupt or an abort.
+// Run, Output and Wait return it with the Result, as os/exec returns its
+// *exec.ExitError; errors.As(err, &ee) gives the Result, and so ee.ExitCode,
+// ee.Outcome and ee.Stderr, as with os/exec.
+type ExitError struct {
+	*Result
+}
+
+// Error describes how the process ended, as Result.String does ("exit status
+// 3", "signal: killed", "idle_timeout (signal: terminated)").
+func (e *ExitError) Error() string { return e.Result.String() }
+
+// GapError is returned by a live reader (Process.Stdout, Process.Stderr) that
+// fell behind the bytes kept (Cmd.MaxOutput): Skipped bytes were dropped from
+// the middle of the stream before it read them. It comes once per gap, with no
+// bytes; the next Read goes on with the oldest byte still kept, and no Read
+// returns bytes from both sides of a gap. Set Cmd.Backpressure to lose
+// nothing.
+type GapError struct {
+	Skipped int64
+}
+
+func (e *GapError) Error() string {
+	return "sup: read: fell behind the kept output: " + strconv.FormatInt(e.Skipped, 10) + " bytes skipped"
 }

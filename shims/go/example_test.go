@@ -2,6 +2,7 @@ package sup_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,13 +21,16 @@ func Example() {
 	cmd.Setenv("LC_ALL", "C")
 
 	res, err := cmd.Run(ctx) // Start + Wait + Close
-	if err != nil {
+	var ee *sup.ExitError
+	if errors.As(err, &ee) { // as with os/exec: anything but exit status 0
+		fmt.Println(err)
+		fmt.Printf("%s", ee.Stdout)
+	} else if err != nil {
 		fmt.Println("could not start:", err)
-		return
+	} else {
+		fmt.Printf("%s", res.Stdout)
 	}
-	fmt.Println(res.Outcome, res.Signal)
-	fmt.Printf("%s", res.Stdout)
 	// Output:
-	// idle_timeout terminated
+	// idle_timeout (signal: terminated)
 	// compiling
 }

@@ -1,14 +1,16 @@
 package sup
 
 /*
-#cgo pkg-config: sup
 #include <stdlib.h>
+#include <string.h>
 #include <sup.h>
 */
 import "C"
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"runtime"
@@ -18,6 +20,14 @@ import (
 	"time"
 	"unsafe"
 )
+
+// cSignalName is sup_signal_name: "" for a number it does not name.
+func cSignalName(sig int) string {
+	if n := C.sup_signal_name(C.int(sig)); n != nil {
+		return C.GoString(n)
+	}
+	return ""
+}
 
 // Outcome says what ended the main process. It is decided once, by priority:
 // Aborted > IdleTimeout / MaxRuntime > Interrupted > Signaled > Exited.
@@ -42,41 +52,11 @@ func (o Outcome) String() string {
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// SentSignal is a signal sup sent to the child's process group.
-type SentSignal struct {
-	Signal syscall.Signal
-	At     time.Duration // since the spawn
-}
-
-// Result is the final, immutable result of a process.
-type Result struct {
-	Outcome    Outcome
-	ExitCode   int            // the main process's exit code; -1 when it has none
-	Signal     syscall.Signal // the signal that killed the main process; 0 when none
-	ForcedKill bool           // sup had to send SIGKILL
-	StatusLost bool           // the host reaped the child itself (SIGCHLD ignored, waitpid(-1))
-	Duration   time.Duration  // from spawn until the result was final
-	Pid        int
-
-	// Stdout and Stderr are the exact bytes kept: everything, or the head
-	// and the newest tail joined when more than Cmd.MaxOutput was written.
-	Stdout, Stderr []byte
-	// StdoutOmitted and StderrOmitted count the bytes dropped from the middle.
-	StdoutOmitted, StderrOmitted int64
-	// StdoutTotal and StderrTotal count every byte the child wrote.
-	StdoutTotal, StderrTotal int64
-
-	SignalsSent []SentSignal // in order; the SIGCONT sent beside an interrupt is not listed
-
-	UserTime, SystemTime time.Duration // the main process's rusage
-	MaxRSSKB             int64
-
-	// JSON is the library's result object, verbatim (see sup_result in sup.h).
-	JSON []byte
-}
-
-// Success reports whether the process exited by itself with status 0.
-func (r *Result) Success() bool { return r.Outcome == Exited && r.ExitCode == 0 }
+// The streams, as the C ABI's enum sup_stream, for files without cgo.
+const (
+	streamStdout = 1
+	streamStderr = 2
+)
 
 // Process is a started child. Its methods may be called from any goroutine.
 type Process struct {
@@ -84,13 +64,12 @@ type Process struct {
 
 	outMu          sync.Mutex
 	stdout, stderr *OutputReader
+	copied         [2]bool // the stream is copied to Cmd.Stdout / Cmd.Stderr
 }
 
 // handle owns the C handle. Every C call on it is made under mu.RLock and
 // returns without blocking; release takes mu.Lock, so that no call begins once
-// sup_release has begun. The watcher goroutine and the context hook reference
-// the handle, never the Process, so that the finalizer of a forgotten Process
-// can run while its child still runs.
+// sup_release has begun.
 type handle struct {
 	mu     sync.RWMutex
 	p      *C.sup_proc
@@ -99,15 +78,39 @@ type handle struct {
 
 	done   chan struct{} // closed by the watcher once final (res set) or closed
 	res    *Result
-	resErr error
+	resErr error // the error Wait returns: *ExitError, a Stdin copy error, or closed
 
 	filesMu     sync.Mutex
 	files       map[*os.File]struct{} // duplicates registered with the netpoller
 	filesClosed bool
+
+	in       *stdinWriter // with "stdin": "pipe"
+	stdinErr error        // a failed read of Cmd.Stdin (an io.Reader); under filesMu
+
+	routes  routing
+	contain Containment
+	copies  sync.WaitGroup // copies to Cmd.Stdout and Cmd.Stderr writers
+	copyErr error          // under filesMu
+	closing chan struct{}  // closed by close
 }
 
 func cerr(op string, rc C.int) error {
 	return &Error{Op: op, Code: syscall.Errno(-rc), Detail: C.GoString(C.sup_strerror(rc))}
+}
+
+// blocking bounds the OS threads held by the C calls that block: sup_spawn
+// (which waits while the library's one spawner thread clones and execs) and
+// sup_release (which waits for a running child's SIGKILL to take effect). A
+// goroutine in a blocking C call keeps its OS thread and the runtime starts
+// another for the other goroutines, so 200 concurrent Starts would hold 200
+// threads, kept idle afterwards; spawns queue on the single spawner anyway.
+// Goroutines beyond the bound wait on this channel, parked, not on threads.
+var blocking = make(chan struct{}, 4)
+
+func blockingCall(f func()) {
+	blocking <- struct{}{}
+	defer func() { <-blocking }()
+	f()
 }
 
 // Start starts the command. A command that cannot be started fails here,
@@ -115,6 +118,9 @@ func cerr(op string, rc C.int) error {
 // interrupted (Cmd.Signal, then SIGKILL after Cmd.Grace, to its whole process
 // group) and the outcome is Interrupted. A ctx that is already done fails
 // Start with ctx.Err() and starts nothing.
+//
+// Concurrent Starts run at most a few at a time (the library clones children
+// on one thread); the others wait for their turn without holding a thread.
 func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -126,40 +132,63 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	in, err := c.stdinSource()
+	if err != nil {
+		return nil, err
+	}
+	routes, _ := c.routing() // checked by spec
 	cspec := C.CString(string(spec))
 	defer C.free(unsafe.Pointer(cspec))
 	errbuf := (*C.char)(C.malloc(C.SUP_ERRBUF_SIZE))
 	defer C.free(unsafe.Pointer(errbuf))
 	var cp *C.sup_proc
 	var part C.int
-	if rc := C.sup_spawn_v2(cspec, &cp, errbuf, C.SUP_ERRBUF_SIZE, &part); rc < 0 {
-		return nil, &Error{Op: "start", Code: syscall.Errno(-rc), Detail: C.GoString(errbuf), Part: Part(part)}
+	var rc C.int
+	blockingCall(func() { rc = C.sup_spawn_v2(cspec, &cp, errbuf, C.SUP_ERRBUF_SIZE, &part) })
+	if rc < 0 {
+		err := &Error{Op: "start", Code: syscall.Errno(-rc), Detail: C.GoString(errbuf), Part: Part(part)}
+		in.failed(err)
+		return nil, err
 	}
-	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{}}
+	h := &handle{p: cp, pid: int(C.sup_pid(cp)), done: make(chan struct{}), files: map[*os.File]struct{}{},
+		routes: routes, contain: c.Contain, closing: make(chan struct{})}
 	fd := C.sup_fd(cp)
-	if fd < 0 {
-		C.sup_release(cp)
-		return nil, cerr("start", fd)
+	var f *os.File
+	if fd >= 0 {
+		f, err = h.pollFile(int(fd))
+	} else {
+		err = cerr("start", fd)
 	}
-	f, err := h.pollFile(int(fd))
 	if err != nil {
-		C.sup_release(cp)
-		return nil, &Error{Op: "start", Code: errnoOf(err), Detail: "dup sup_fd: " + err.Error(), Part: PartSystem}
+		blockingCall(func() { C.sup_release(cp) })
+		if _, ok := err.(*Error); !ok {
+			err = &Error{Op: "start", Code: errnoOf(err), Detail: "dup sup_fd: " + err.Error(), Part: PartSystem}
+		}
+		in.failed(err)
+		return nil, err
 	}
 	var stop func() bool
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { _ = h.interrupt() })
 	}
-	go h.watch(f, stop)
 	p := &Process{h: h}
+	in.started(h)
+	p.startCopies(routes)
+	// The watcher holds p until the result is final: a Process whose child
+	// runs is always reachable, so the finalizer never ends a child that a
+	// goroutine still waits for through Done, a live reader or a context.
+	go p.watch(f, stop)
 	runtime.SetFinalizer(p, func(p *Process) { go p.h.close() })
 	return p, nil
 }
 
-// Run starts the command, waits for its result and closes the process. err
-// reports a failure to start; how the process ended is in the Result (a
-// non-zero exit is not an error). When ctx is done the process is
-// interrupted and Run returns its result, with outcome Interrupted.
+// Run starts the command, waits for its result and closes the process, as
+// Start, Wait and Close do. As with os/exec, err is nil only for a process
+// that exited by itself with status 0: a non-zero exit, a signal, a timeout
+// or an interrupt gives the Result and an *ExitError holding it (see
+// Result.Err); a command that could not start gives a nil Result and an
+// *Error. When ctx is done the process is interrupted and Run returns its
+// result, with outcome Interrupted.
 func (c *Cmd) Run(ctx context.Context) (*Result, error) {
 	p, err := c.Start(ctx)
 	if err != nil {
@@ -167,6 +196,20 @@ func (c *Cmd) Run(ctx context.Context) (*Result, error) {
 	}
 	defer p.Close()
 	return p.Wait(context.Background())
+}
+
+// Output runs the command as Run does and returns its standard output (the
+// bytes kept, Result.Stdout). On failure err is an *ExitError, whose Result
+// holds Stderr, or the *Error of a failed start. Stdout must be nil.
+func (c *Cmd) Output(ctx context.Context) ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, specErr("stdout: Stdout already set")
+	}
+	res, err := c.Run(ctx)
+	if res == nil {
+		return nil, err
+	}
+	return res.Stdout, err
 }
 
 func errnoOf(err error) syscall.Errno {
@@ -258,7 +301,8 @@ func (h *handle) isClosed() bool {
 	return h.closed
 }
 
-func (h *handle) watch(f *os.File, stop func() bool) {
+func (p *Process) watch(f *os.File, stop func() bool) {
+	h := p.h
 	defer close(h.done)
 	if !waitReadable(f, func() bool { return h.poll0() != 0 }) && !h.isClosed() {
 		// The duplicate could not be polled (it always can on Linux): wait in
@@ -279,7 +323,37 @@ func (h *handle) watch(f *os.File, stop func() bool) {
 		stop()
 	}
 	h.res, h.resErr = h.result()
+	if h.res != nil {
+		h.waitCopies()
+		h.resErr = h.res.Err()
+		h.filesMu.Lock()
+		if h.resErr == nil && h.stdinErr != nil {
+			h.resErr = &Error{Op: "stdin", Code: errnoOf(h.stdinErr), Detail: "reading Cmd.Stdin: " + h.stdinErr.Error(), cause: h.stdinErr}
+		}
+		if h.resErr == nil && h.copyErr != nil {
+			h.resErr = h.copyErr
+		}
+		h.filesMu.Unlock()
+	}
 	h.dropFile(f)
+	if h.in != nil {
+		h.in.dropFile() // a grandchild reading stdin gets EOF
+	}
+	runtime.KeepAlive(p)
+}
+
+// waitCopies waits until the copies to Cmd.Stdout and Cmd.Stderr have
+// written the last byte, or the Process is closed.
+func (h *handle) waitCopies() {
+	copied := make(chan struct{})
+	go func() {
+		h.copies.Wait()
+		close(copied)
+	}()
+	select {
+	case <-copied:
+	case <-h.closing:
+	}
 }
 
 func (h *handle) result() (*Result, error) {
@@ -302,19 +376,41 @@ func (h *handle) result() (*Result, error) {
 	}
 	r.ForcedKill = C.sup_result_forced_kill(p) == 1
 	r.StatusLost = C.sup_result_status_lost(p) == 1
-	r.Duration = time.Duration(float64(C.sup_result_duration_ms(p)) * float64(time.Millisecond))
-	r.Stdout = resultOutput(p, C.SUP_STDOUT)
-	r.Stderr = resultOutput(p, C.SUP_STDERR)
-	r.StdoutOmitted = int64(C.sup_result_omitted_bytes(p, C.SUP_STDOUT))
-	r.StderrOmitted = int64(C.sup_result_omitted_bytes(p, C.SUP_STDERR))
-	r.StdoutTotal = int64(C.sup_output_total(p, C.SUP_STDOUT))
-	r.StderrTotal = int64(C.sup_output_total(p, C.SUP_STDERR))
+	r.Duration = msDuration(C.sup_result_duration_ms(p))
+	var err error
+	if r.Stdout, r.StdoutOmitted, r.StdoutTotal, r.stdoutHead, err = resultOutput(p, C.SUP_STDOUT); err != nil {
+		return nil, err
+	}
+	if r.Stderr, r.StderrOmitted, r.StderrTotal, r.stderrHead, err = resultOutput(p, C.SUP_STDERR); err != nil {
+		return nil, err
+	}
 	var user, sys C.double
 	var rss C.int64_t
 	if C.sup_result_rusage(p, &user, &sys, &rss) == 0 {
-		r.UserTime = time.Duration(float64(user) * float64(time.Millisecond))
-		r.SystemTime = time.Duration(float64(sys) * float64(time.Millisecond))
+		r.UserTime = msDuration(user)
+		r.SystemTime = msDuration(sys)
 		r.MaxRSSKB = int64(rss)
+	}
+	r.stdoutRoute, r.stderrRoute = h.routes.out, h.routes.err
+	if v := C.sup_result_phase(p); v > 0 {
+		r.Phase = Phase(v)
+	}
+	r.Contained = ContainGroup
+	if C.sup_result_contained(p) == C.SUP_CONTAIN_CGROUP {
+		r.Contained = ContainCgroup
+	}
+	r.LeftoversEnded = -1
+	if v := C.sup_result_leftovers_ended(p); v >= 0 {
+		r.LeftoversEnded = int64(v)
+	}
+	var tu, ts C.double
+	if C.sup_result_tree_cpu(p, &tu, &ts) == 0 {
+		r.TreeUserTime, r.TreeSystemTime, r.TreeCPUKnown = msDuration(tu), msDuration(ts), true
+	}
+	if h.contain != "" && h.contain != ContainGroup {
+		if err := r.containDetail(p); err != nil {
+			return nil, err
+		}
 	}
 	var sigs [16]C.int
 	var at [16]C.double
@@ -326,24 +422,98 @@ func (h *handle) result() (*Result, error) {
 		}
 		r.SignalsSent = make([]SentSignal, n)
 		for i := range r.SignalsSent {
-			r.SignalsSent[i] = SentSignal{syscall.Signal(s[i]), time.Duration(float64(a[i]) * float64(time.Millisecond))}
+			r.SignalsSent[i] = SentSignal{syscall.Signal(s[i]), msDuration(a[i])}
 		}
-	}
-	if j := C.sup_result(p); j != nil {
-		r.JSON = []byte(C.GoString(j))
 	}
 	return r, nil
 }
 
-func resultOutput(p *C.sup_proc, stream C.int) []byte {
-	var n C.size_t
-	ptr := C.sup_result_output(p, stream, &n)
-	if ptr == nil {
+// libraryJSON returns the library's own result text (sup_result), which
+// Result.JSON reproduces without the library building it; for the tests.
+func (p *Process) libraryJSON() []byte {
+	defer runtime.KeepAlive(p)
+	h := p.h
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
 		return nil
 	}
-	out := make([]byte, int(n))
-	copy(out, unsafe.Slice((*byte)(unsafe.Pointer(ptr)), int(n)))
-	return out
+	if j := C.sup_result(h.p); j != nil {
+		return []byte(C.GoString(j))
+	}
+	return nil
+}
+
+// containDetail reads "contain_fallback" and "cgroup_left", which the C ABI
+// has only in the result text. They follow "rusage", the last key before
+// them; no string in the text holds an unescaped '"', so the key's text is
+// found from the end without reading or copying the captured output.
+func (r *Result) containDetail(p *C.sup_proc) error {
+	j := C.sup_result(p)
+	if j == nil {
+		return &Error{Op: "wait", Code: syscall.ENOMEM, Detail: "sup_result: out of memory"}
+	}
+	text := unsafe.Slice((*byte)(unsafe.Pointer(j)), int(C.strlen(j)))
+	at := bytes.LastIndex(text, []byte(`"rusage": `))
+	if at < 0 {
+		return &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "sup_result: no \"rusage\""}
+	}
+	var detail struct {
+		Fallback *string `json:"contain_fallback"`
+		Left     *string `json:"cgroup_left"`
+	}
+	if err := json.Unmarshal(append([]byte{'{'}, text[at:]...), &detail); err != nil {
+		return &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "sup_result: " + err.Error()}
+	}
+	if detail.Fallback != nil {
+		r.ContainFallback = *detail.Fallback
+	}
+	if detail.Left != nil {
+		r.CgroupLeft = *detail.Left
+	}
+	return nil
+}
+
+// msDuration converts the library's milliseconds to a Duration, to the
+// nearest nanosecond (the library counts whole nanoseconds).
+func msDuration(ms C.double) time.Duration {
+	ns := float64(ms) * 1e6
+	if ns < 0 {
+		return time.Duration(ns - 0.5)
+	}
+	return time.Duration(ns + 0.5)
+}
+
+// resultOutput reads the kept bytes of a final stream: the head, then after
+// the gap (if bytes were dropped) the newest tail. head is the length of the
+// part before the gap.
+func resultOutput(p *C.sup_proc, stream C.int) (kept []byte, omitted, total int64, head int, err error) {
+	total = int64(C.sup_output_total(p, stream))
+	omitted = int64(C.sup_result_omitted_bytes(p, stream))
+	if total < 0 || omitted < 0 {
+		return nil, 0, 0, 0, cerr("wait", C.int(min(total, omitted)))
+	}
+	kept = make([]byte, total-omitted)
+	head = len(kept)
+	var pos C.uint64_t
+	for got := 0; got < len(kept); {
+		before := pos
+		var n C.size_t
+		if rc := C.sup_output_read(p, stream, &pos, unsafe.Pointer(&kept[got]), C.size_t(len(kept)-got), &n); rc < 0 {
+			return nil, 0, 0, 0, cerr("wait", rc)
+		}
+		if n == 0 {
+			return nil, 0, 0, 0, &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "kept output shorter than its count"}
+		}
+		if uint64(pos-before) > uint64(n) {
+			head = got
+		}
+		got += int(n)
+	}
+	if omitted == 0 {
+		head = len(kept)
+	}
+	return kept, omitted, total, head, nil
 }
 
 // request makes one of the C ABI's requests (sup_interrupt, sup_abort) under
@@ -378,17 +548,28 @@ func (h *handle) close() {
 	h.closed = true
 	cp := h.p
 	h.p = nil
+	close(h.closing)
 	h.mu.Unlock()
-	C.sup_release(cp) // aborts and reaps a running child and its group
+	// Aborts and reaps a running child and its group.
+	blockingCall(func() { C.sup_release(cp) })
 	h.closeFiles()
+	if h.in != nil {
+		h.in.dropFile()
+	}
 	<-h.done
 }
 
-// Wait waits for the result. ctx bounds only how long this call waits: when
-// it is done first, Wait returns ctx.Err() and the process runs on (the
-// context given to Start governs the process). Wait may be called from any
-// number of goroutines, any number of times; all get the same *Result. Wait
-// on a Process closed before its result was final returns an *Error matching
+// Wait waits for the result. As with os/exec, err is nil only when the
+// process exited by itself with status 0; otherwise, once the result is
+// final, Wait returns it together with an *ExitError holding it (see
+// Result.Err), or, for a process that succeeded while reading Cmd.Stdin (an
+// io.Reader) failed, an *Error with Op "stdin".
+//
+// ctx bounds only how long this call waits: when it is done first, Wait
+// returns a nil Result and ctx.Err(), and the process runs on (the context
+// given to Start governs the process). Wait may be called from any number of
+// goroutines, any number of times; all get the same *Result. Wait on a
+// Process closed before its result was final returns an *Error matching
 // os.ErrClosed. The waiting goroutine is parked on the netpoller, not on an
 // OS thread.
 func (p *Process) Wait(ctx context.Context) (*Result, error) {
@@ -406,10 +587,7 @@ func (p *Process) Wait(ctx context.Context) (*Result, error) {
 			return nil, ctx.Err()
 		}
 	}
-	if h.res != nil {
-		return h.res, nil
-	}
-	return nil, h.resErr
+	return h.res, h.resErr
 }
 
 // Done returns a channel that is closed once the result is final (Wait then
@@ -431,6 +609,22 @@ func (p *Process) Abort() error {
 	return p.h.abort()
 }
 
+// Signal sends sig to the child's process group and its main process (with
+// ContainCgroup, to its whole tree), as os.Process.Signal sends it to one
+// process; syscall.Signal(0) only checks that the child is still running.
+// The signal is listed in Result.SignalsSent and does not decide the
+// outcome. Any goroutine, any time. Once the result is final it returns an
+// error matching os.ErrProcessDone (the child is gone; its pid may be
+// another process's), as os.Process.Signal does.
+func (p *Process) Signal(sig os.Signal) error {
+	defer runtime.KeepAlive(p)
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return &Error{Op: "signal", Code: syscall.EINVAL, Detail: "unsupported signal type"}
+	}
+	return p.h.request("signal", func(cp *C.sup_proc) C.int { return C.sup_signal(cp, C.int(s)) })
+}
+
 // Pid returns the child's pid, for display. Do not signal it: once the result
 // is final the pid may belong to another process.
 func (p *Process) Pid() int { return p.h.pid }
@@ -440,6 +634,12 @@ func (p *Process) Pid() int { return p.h.pid }
 // idempotent; afterwards every method but Pid, Done and Wait (which returns
 // the result if it was final before Close) returns an error matching
 // os.ErrClosed. Goroutines waiting in Wait or in a live reader return.
+//
+// A Process that is not closed is never ended by the garbage collector: while
+// its child runs, the Process is reachable (a goroutine waits for its
+// result). Once the result is final and nothing references the Process, a
+// finalizer releases what Close would (the library's memory and
+// descriptors). Close frees them at once.
 func (p *Process) Close() error {
 	runtime.SetFinalizer(p, nil)
 	p.h.close()
@@ -448,23 +648,35 @@ func (p *Process) Close() error {
 
 // Stdout returns a reader of the child's stdout as it is written, from its
 // first byte; Read returns io.EOF once the process has ended and everything
-// has been read. Beyond Cmd.MaxOutput, bytes dropped from the middle are
-// skipped (set Cmd.Backpressure to lose nothing). One reader per stream:
-// every call returns the same reader.
+// has been read. A reader that falls behind the bytes kept (Cmd.MaxOutput)
+// gets a *GapError saying how many bytes it lost, once per gap, and reads on
+// from the oldest byte still kept; set Cmd.Backpressure to lose nothing. One
+// reader per stream: every call returns the same reader.
 func (p *Process) Stdout() io.Reader { return p.output(C.SUP_STDOUT) }
 
 // Stderr is Stdout for the child's stderr.
 func (p *Process) Stderr() io.Reader { return p.output(C.SUP_STDERR) }
 
 func (p *Process) output(stream C.int) io.Reader {
+	if p.copied[stream-1] {
+		name := "Stdout"
+		if stream == C.SUP_STDERR {
+			name = "Stderr"
+		}
+		return errReader{&Error{Op: "read", Code: syscall.EBUSY, Detail: "the stream is copied to Cmd." + name}}
+	}
+	return p.newReader(int(stream))
+}
+
+func (p *Process) newReader(stream int) *OutputReader {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	r := &p.stdout
-	if stream == C.SUP_STDERR {
+	if stream == streamStderr {
 		r = &p.stderr
 	}
 	if *r == nil {
-		*r = &OutputReader{p: p, stream: stream}
+		*r = &OutputReader{p: p, stream: C.int(stream)}
 	}
 	return *r
 }
@@ -481,7 +693,10 @@ type OutputReader struct {
 	done bool
 }
 
-// Read reads the next bytes the child wrote, waiting for at least one.
+// Read reads the next bytes the child wrote, waiting for at least one. It
+// returns (0, *GapError) where bytes were dropped before this reader got to
+// them; the next Read goes on after the gap. The bytes of one Read never
+// span a gap.
 func (r *OutputReader) Read(b []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -562,7 +777,7 @@ func (r *OutputReader) finish(h *handle, err error) error {
 }
 
 // try reads without blocking: n > 0, or io.EOF once final and all read, or
-// an error, or (0, nil) when nothing new is there yet.
+// a *GapError, or an error, or (0, nil) when nothing new is there yet.
 func (r *OutputReader) try(h *handle, b []byte) (int, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -574,6 +789,14 @@ func (r *OutputReader) try(h *handle, b []byte) (int, error) {
 	var n C.size_t
 	if rc := C.sup_output_read(h.p, r.stream, &pos, unsafe.Pointer(&b[0]), C.size_t(len(b)), &n); rc < 0 {
 		return 0, cerr("read", rc)
+	}
+	// The library never copies across a gap in one call: a position that
+	// moved further than the bytes copied jumped over dropped bytes, and the
+	// bytes copied are the first after the gap. They are read again by the
+	// next Read, after the caller has been told.
+	if skipped := uint64(pos) - r.pos - uint64(n); skipped > 0 {
+		r.pos += skipped
+		return 0, &GapError{Skipped: int64(skipped)}
 	}
 	r.pos = uint64(pos)
 	if n == 0 && final == 1 {

@@ -4,7 +4,9 @@
 # libsup is found through the build dir's pkg-config file, as a user's
 # PKG_CONFIG_PATH would find it; an rpath to its -L dirs is passed through
 # CGO_LDFLAGS so that the tests need no LD_LIBRARY_PATH.
-# Checks: go vet, go test -race, then go test with GOMAXPROCS=1.
+# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1, then the
+# README's install recipes (shared, go.work, static, no cgo) in a fresh module
+# outside the checkout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -54,7 +56,91 @@ gotest -race
 echo "== GOMAXPROCS=1 go test" | tee -a "$log"
 GOMAXPROCS=1 gotest
 
+# The fenced block that follows the line "<!-- run-tests.sh: NAME -->" in
+# README.md.
+readme_block() {
+  awk -v m="<!-- run-tests.sh: $1 -->" '
+    $0 == m { found = 1; next }
+    found && /^```/ { if (inside) exit; inside = 1; next }
+    found && inside { print }' "$here/README.md"
+}
+# Runs one install recipe (bash text) in a fresh module, with none of this
+# script's Go environment but GOTOOLCHAIN and GOPROXY (offline); records
+# PASS or FAIL in the log under the given name.
+recipe() {
+  local name=$1 script=$2 out st
+  local mod
+  mod=$(mktemp -d /tmp/sup-go-install.XXXXXX)
+  readme_block main.go >"$mod/main.go"
+  set +e
+  out=$(cd "$mod" && env -u CGO_LDFLAGS -u CGO_CFLAGS -u PKG_CONFIG_PATH -u GOWORK -u GOFLAGS \
+    bash -xeuo pipefail -c "go mod init example.com/hello >/dev/null 2>&1
+$script" 2>&1)
+  st=$?
+  set -e
+  rm -rf "$mod"
+  if [ "$st" -eq 0 ]; then
+    echo "--- PASS: install/$name" | tee -a "$log"
+  else
+    printf '%s\n' "--- FAIL: install/$name" "$out" | tee -a "$log"
+    rc=1
+  fi
+}
+echo "== README install recipes, in a fresh module outside the checkout" | tee -a "$log"
+# The README's paths are the user's: here the checkout and this build dir.
+install=$(readme_block install | sed -e "s|^SUP=.*|SUP=$repo|" -e "s|\$SUP/build|$build|g")
+static=$(readme_block static)
+if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block main.go)" ] || [ -z "$(readme_block example)" ]; then
+  echo "--- FAIL: install/readme: a marked block is missing from README.md" | tee -a "$log"
+  rc=1
+else
+  # Shared: runs without LD_LIBRARY_PATH, libsup.so from the build tree.
+  # (ldd into a file: grep -q ending a pipe early fails it under pipefail.)
+  recipe shared "$install
+test \"\$(./hello)\" = 'hello from sup'
+ldd ./hello >ldd.txt
+grep -q 'libsup.so.0 => $build/' ldd.txt"
+  recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP/shims/go|')
+test \"\$(./hello)\" = 'hello from sup'"
+  # Static: libsup.a inside; libuv and cJSON shared.
+  recipe static "$install
+$static
+test \"\$(./hello)\" = 'hello from sup'
+ldd ./hello >ldd.txt
+! grep -q libsup ldd.txt
+grep -q libuv.so ldd.txt
+grep -q libcjson.so ldd.txt"
+  # The README's example compiles as it stands (it runs make: vetted only).
+  example=$(readme_block example)
+  recipe example "$install
+mkdir example
+cat >example/main.go <<'GO'
+package main
+
+import (
+	\"context\"
+	\"errors\"
+	\"fmt\"
+	\"log\"
+	\"os\"
+	\"os/exec\"
+	\"os/signal\"
+	\"time\"
+
+	sup \"github.com/sup-project/sup/shims/go\"
+)
+
+func main() {
+$example
+}
+GO
+go vet ./example"
+  recipe no-cgo "$install
+! CGO_ENABLED=0 go build . >err 2>&1
+grep -q 'package sup requires cgo' err"
+fi
+
 passed=$(grep -c -E '^--- PASS' "$log" || true)
 failed=$(grep -c -E '^--- FAIL' "$log" || true)
-echo "go shim: $passed passed, $failed failed (go test -race and GOMAXPROCS=1 go test, example included; go vet and gofmt clean)"
+echo "go shim: $passed passed, $failed failed (go test -race and GOMAXPROCS=1 go test, example included; README install recipes; go vet and gofmt clean)"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -11,7 +11,10 @@ Rows:
      raising TimeoutExpired, whose .stdout has it, vs sup.run with
      idle_timeout=0.2 and, separately, timeout=0.2);
   3. cancelling a running child from the caller: Popen.kill() + communicate()
-     vs sup's abort() + wait(), timed from the request to the result.
+     vs sup's abort() + wait(), timed from the request to the result;
+  4. streaming 64 MiB through a pipe: subprocess's Popen.stdout.read(65536)
+     until EOF vs sup's p.stdout.read(65536) (backpressure, so nothing is
+     dropped), from the spawn to the last byte read.
 Samples of the two sides alternate (A B A B ...) so that drift in machine load
 hits both alike. Prints a Markdown table; --out writes it with the explanation.
 """
@@ -66,7 +69,7 @@ def sp_true() -> float:
 
 def sup_true() -> float:
     t = time.perf_counter()
-    r = sup.run(["/bin/true"])
+    r = sup.run(["/bin/true"], stdin=sup.DEVNULL, capture_output=True)
     d = time.perf_counter() - t
     assert r.returncode == 0
     return d
@@ -87,7 +90,7 @@ def sp_silent() -> float:
 
 def sup_idle() -> float:
     t = time.perf_counter()
-    r = sup.run(SILENT, idle_timeout=0.2)
+    r = sup.run(SILENT, stdin=sup.DEVNULL, capture_output=True, idle_timeout=0.2)
     d = time.perf_counter() - t
     assert r.outcome is sup.Outcome.IDLE_TIMEOUT and r.stdout == b"partial\n", r
     return d - 0.2
@@ -95,7 +98,18 @@ def sup_idle() -> float:
 
 def sup_max() -> float:
     t = time.perf_counter()
-    r = sup.run(SILENT, timeout=0.2)
+    try:
+        sup.run(SILENT, stdin=sup.DEVNULL, capture_output=True, timeout=0.2)
+    except sup.TimeoutExpired as e:
+        d = time.perf_counter() - t
+        assert e.stdout == b"partial\n" and e.result is not None, e
+        return d - 0.2
+    raise AssertionError("no timeout")
+
+
+def sup_max_runtime() -> float:
+    t = time.perf_counter()
+    r = sup.run(SILENT, stdin=sup.DEVNULL, capture_output=True, max_runtime=0.2)
     d = time.perf_counter() - t
     assert r.outcome is sup.Outcome.MAX_RUNTIME and r.stdout == b"partial\n", r
     return d - 0.2
@@ -126,13 +140,53 @@ def sp_cancel() -> float:
 
 
 def sup_cancel() -> float:
-    with sup.Popen(["sleep", "100"]) as p:
+    with sup.Popen(["sleep", "100"], stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE) as p:
         _started(p.pid)
         t = time.perf_counter()
         p.abort()
-        r = p.wait()
+        p.wait()
         d = time.perf_counter() - t
-    assert r.outcome is sup.Outcome.ABORTED
+    assert p.result is not None and p.result.outcome is sup.Outcome.ABORTED
+    return d
+
+
+# ---- 4. streaming through p.stdout ------------------------------------------
+
+STREAM = ["head", "-c", str(64 << 20), "/dev/zero"]
+
+
+def sp_stream() -> float:
+    t = time.perf_counter()
+    p = subprocess.Popen(STREAM, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None
+    n = 0
+    while True:
+        chunk = p.stdout.read(65536)
+        if not chunk:
+            break
+        n += len(chunk)
+    p.wait()
+    d = time.perf_counter() - t
+    p.stdout.close()
+    p.stderr.close()  # type: ignore[union-attr]
+    assert n == 64 << 20
+    return d
+
+
+def sup_stream() -> float:
+    t = time.perf_counter()
+    with sup.Popen(STREAM, stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE,
+                   backpressure=4 << 20) as p:
+        assert p.stdout is not None
+        n = 0
+        while True:
+            chunk = p.stdout.read(65536)
+            if not chunk:
+                break
+            n += len(chunk)
+        p.wait()
+        d = time.perf_counter() - t
+    assert n == 64 << 20
     return d
 
 
@@ -141,7 +195,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="few samples, for a smoke test")
     ap.add_argument("--out", help="write the Markdown report here")
     args = ap.parse_args()
-    n_spawn, n_silent, n_cancel = (100, 6, 20) if args.quick else (2000, 100, 300)
+    n_spawn, n_silent, n_cancel, n_stream = (100, 6, 20, 4) if args.quick else (2000, 100, 300, 30)
 
     for f in (sp_true, sup_true):  # warm up: imports, the library's threads
         for _ in range(20):
@@ -158,19 +212,29 @@ def main() -> None:
     xs: List[float] = []
     ys: List[float] = []
     zs: List[float] = []
+    ws: List[float] = []
     for _ in range(n_silent):
         xs.append(sp_silent())
         ys.append(sup_idle())
         zs.append(sup_max())
+        ws.append(sup_max_runtime())
     rows.append(("silent child, 200 ms timeout: returned past 200 ms, partial output kept",
                  "`subprocess.run(timeout=0.2)` → `TimeoutExpired.stdout`", xs,
                  "`sup.run(idle_timeout=0.2)`", ys, f"{n_silent} per side, alternating; child `sh -c 'echo partial; exec sleep 100'`"))
+    rows.append(("the same, `timeout`", "(same baseline samples)", xs,
+                 "`sup.run(timeout=0.2)` → `TimeoutExpired.stdout`", zs,
+                 "sup ends it with SIGTERM (grace unused: sleep dies at once), then raises"))
     rows.append(("the same, max runtime", "(same baseline samples)", xs,
-                 "`sup.run(timeout=0.2)`", zs, "sup ends it with SIGTERM (grace unused: sleep dies at once)"))
+                 "`sup.run(max_runtime=0.2)`", ws, "returns, `outcome` MAX_RUNTIME"))
 
     a, b = alternate(n_cancel, sp_cancel, sup_cancel)
     rows.append(("cancel a running child: request to result", "`Popen.kill()` + `communicate()`", a,
                  "`abort()` + `wait()`", b, f"{n_cancel} per side, alternating; child `sleep 100`, seen exec'd first"))
+    a, b = alternate(n_stream, sp_stream, sup_stream)
+    rows.append(("stream 64 MiB through a pipe: spawn to last byte read",
+                 "`Popen.stdout.read(65536)` until EOF", a,
+                 "`p.stdout.read(65536)`, `backpressure=4 MiB`", b,
+                 f"{n_stream} per side, alternating; child `head -c 64M /dev/zero`"))
     elapsed = time.monotonic() - t_all
     load1 = os.getloadavg()
 
@@ -202,6 +266,7 @@ def main() -> None:
 - Python {platform.python_version()}, libsup {sup.library_version()} ({sup.library_path()})
 - load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s
 - command: `PKG_CONFIG_PATH=<build>/meson-uninstalled python3 shims/python/bench.py --out tests/bench/shims-python.md`
+- sup's side passes `stdin=sup.DEVNULL` and captures stdout and stderr, as the baseline does
 
 """
         losses = [
@@ -247,6 +312,17 @@ thread wakes a `wait()` blocked in `poll(2)` on the library's fd; the
 baseline's `kill()` + `waitpid` is a direct system call in the caller's
 thread, while sup's goes through its loop thread, which reaps the child, drains
 both pipes to EOF and publishes the result before `wait()` wakes.
+
+The streaming row reads 64 MiB as a `for`-loop of `read(65536)` would.
+subprocess's `Popen.stdout` is a `BufferedReader` on the pipe itself: one
+`read(2)` per chunk in the calling thread. sup's `p.stdout` reads what the
+library's loop thread drained from the pipe into its capture: a ctypes call
+to `sup_output_read` and one copy per chunk, waking on the stream's readiness
+fd, with `backpressure` holding the child while 4 MiB are unread (without
+it a reader this slow would meet a gap past `max_output`). The child's bytes
+therefore cross two threads and are copied twice before the caller has them;
+what that buys is the idle clock, head+tail capture and the result, which
+the bare pipe does not give.
 """
 
 

@@ -838,6 +838,22 @@ static char **env_with_cpu(int cpu) {
   return envp;
 }
 
+/* The CPUs the placement rows use: the first two this process may run on,
+ * into cpus (returns how many), and the whole set into *allowed. Starts the
+ * library's threads first: they are created by the first spawn, and must
+ * exist before pinning, or they would escape it. */
+static int placements(cpu_set_t *allowed, int cpus[2]) {
+  if (sched_getaffinity(0, sizeof *allowed, allowed) != 0)
+    die("sched_getaffinity: %s", strerror(errno));
+  int ncpus = 0;
+  for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
+    if (CPU_ISSET(c, allowed)) cpus[ncpus++] = c;
+  char *true_json = spec(TRUE_PATH, NULL, -1);
+  sup_true(true_json);
+  cJSON_free(true_json);
+  return ncpus;
+}
+
 /* Pipe throughput depends on whether reader and writer share a CPU (2x
  * apart on a 2-core VM, and the scheduler picks either way at random), so
  * each placement is a row of its own: every thread of this process on the
@@ -855,16 +871,8 @@ static void row_capture(const struct opts *o) {
   const int *rounds_of = o->quick ? quick_rounds : full_rounds;
   size_t nsizes = o->quick ? 3 : 5;
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-    die("sched_getaffinity: %s", strerror(errno));
-  int cpus[2], ncpus = 0;
-  for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
-    if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
-  /* The library's threads are created by the first spawn; they must exist
-   * before pinning, or they would escape it. */
-  char *true_json = spec(TRUE_PATH, NULL, -1);
-  sup_true(true_json);
-  cJSON_free(true_json);
+  int cpus[2];
+  int ncpus = placements(&allowed, cpus);
 
   for (int place = 0; place < ncpus; place++) {
     const char *pname = place == 0 ? "1cpu" : "2cpu";
@@ -974,14 +982,8 @@ static void row_stream(const struct opts *o) {
   uint64_t bytes = o->quick ? (uint64_t)24 << 20 : (uint64_t)1 << 30;
   int rounds = o->quick ? 2 : 7;
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-    die("sched_getaffinity: %s", strerror(errno));
-  int cpus[2], ncpus = 0;
-  for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
-    if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
-  char *true_json = spec(TRUE_PATH, NULL, -1);
-  sup_true(true_json);
-  cJSON_free(true_json);
+  int cpus[2];
+  int ncpus = placements(&allowed, cpus);
   for (int place = 0; place < ncpus; place++) {
     const char *pname = place == 0 ? "1cpu" : "2cpu";
     int writer_cpu = cpus[place];

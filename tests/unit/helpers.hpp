@@ -9,6 +9,7 @@
 #include <sup.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -141,6 +142,40 @@ inline bool running(pid_t pid) {
   size_t close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
+
+// How late the scheduler runs this process's threads while it lives: a thread
+// that sleeps 2 ms at a time and keeps the longest oversleep. A bound on how
+// late sup may act is its promise plus what the scheduler explains: a loaded
+// machine that kept this thread waiting 300 ms kept sup's threads waiting
+// too, so a deadline met late by as much is not sup's lateness.
+class SchedulerLag {
+ public:
+  SchedulerLag() : thread_([this] { run(); }) {}
+  ~SchedulerLag() {
+    stop_ = true;
+    thread_.join();
+  }
+  SchedulerLag(const SchedulerLag&) = delete;
+  SchedulerLag& operator=(const SchedulerLag&) = delete;
+  double max_ms() const { return max_ms_.load(); }
+  // ms late allowed on top of a promise: `base` for sup's own work (more
+  // under a sanitizer) plus a few scheduler delays in series (a timer's
+  // wake-up, the loop's turn, the signal's delivery).
+  double allowance(double base) const { return base + 4 * max_ms(); }
+
+ private:
+  void run() {
+    while (!stop_) {
+      const double start = now_ms();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const double late = now_ms() - start - 2;
+      if (late > max_ms_.load()) max_ms_ = late;
+    }
+  }
+  std::atomic<bool> stop_{false};
+  std::atomic<double> max_ms_{0};
+  std::thread thread_;
+};
 
 inline bool eventually(const std::function<bool()>& pred, int timeout_ms = 2000) {
   double end = now_ms() + timeout_ms;

@@ -7,12 +7,14 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,11 @@ namespace {
 // The kind of descriptor (as /proc/self/fd names it, by prefix) whose next
 // EPOLL_CTL_ADD fails with ENOSPC; null: none. One-shot.
 std::atomic<const char*> g_fail_add{nullptr};
+// The kind of descriptor whose next EPOLL_CTL_ADD is held up by g_delay_ms
+// first (the loop thread, busy elsewhere, starts nothing meanwhile). One-shot.
+std::atomic<const char*> g_delay_add{nullptr};
+std::atomic<int> g_delay_ms{0};
+std::atomic<bool> g_delaying{false};
 
 bool fd_is(int fd, const char* kind) {
   char link[64], target[128];
@@ -42,6 +49,13 @@ bool fd_is(int fd, const char* kind) {
 extern "C" int epoll_ctl(int epfd, int op, int fd, struct epoll_event* event) {
   using Real = int (*)(int, int, int, struct epoll_event*);
   static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "epoll_ctl"));
+  const char* slow = g_delay_add.load();
+  if (op == EPOLL_CTL_ADD && slow != nullptr && fd_is(fd, slow) && g_delay_add.compare_exchange_strong(slow, nullptr))
+  {
+    g_delaying = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(g_delay_ms.load()));
+    g_delaying = false;
+  }
   const char* kind = g_fail_add.load();
   if (op == EPOLL_CTL_ADD && kind != nullptr && fd_is(fd, kind) && g_fail_add.compare_exchange_strong(kind, nullptr)) {
     errno = ENOSPC;
@@ -223,3 +237,58 @@ TEST(Start, CallsRightAfterSpawnReachTheChild) {
 }
 
 }  // namespace
+
+namespace {
+
+// True while one of this process's threads sleeps in read(2).
+bool asleep_in_read(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  long nr = -1;
+  return (in >> nr) && nr == SYS_read;
+}
+
+}  // namespace
+
+// Two callers in sup_poll before the loop has the child both wake on each
+// byte it writes: one reads it, the other must find the pipe empty and poll
+// on, never sit in read() holding the process (the loop would then wait for
+// it in start(), and every deadline of every child with it).
+TEST(Start, TwoPollersBeforeTheLoopStartsTheChildBlockNothing) {
+  if (one_cpu()) GTEST_SKIP() << "on one CPU a caller does not watch the pipes itself";
+  // The loop is held up in the first child's start() (its pidfd's watch)
+  // while the second child is spawned and polled by two threads.
+  g_delay_ms = 2500;
+  g_delay_add = "anon_inode:[pidfd]";
+  SPAWN(first, sh("exec sleep 30"));
+  // Many chances for the race, then silence past the idle timeout.
+  SPAWN(p, sh("sleep 0.3; i=0; while [ $i -lt 150 ]; do printf x; sleep 0.005; i=$((i+1)); done; exec sleep 8",
+              "\"idle_timeout_ms\": 300, \"grace_ms\": 100"));
+  std::atomic<int> started{0};
+  std::atomic<pid_t> tids[2] = {0, 0};
+  int rcs[2] = {-100, -100};
+  std::vector<std::thread> pollers;
+  for (int i = 0; i < 2; ++i)
+    pollers.emplace_back([&, i] {
+      tids[i] = static_cast<pid_t>(syscall(SYS_gettid));
+      ++started;
+      rcs[i] = sup_poll(p.get(), -1);
+    });
+  ASSERT_TRUE(suptest::eventually([&] { return started.load() == 2; }));
+  int seen_in_read = 0;
+  bool loop_held = false;
+  while (!p.wait(0)) {
+    loop_held = loop_held || g_delaying.load();
+    for (auto& tid : tids) seen_in_read += asleep_in_read(tid.load()) ? 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (auto& t : pollers) t.join();
+  EXPECT_TRUE(loop_held) << "the loop was not held up: the test proves nothing";
+  EXPECT_EQ(seen_in_read, 0) << "a caller slept in read() on the child's pipe";
+  EXPECT_EQ(rcs[0], 1);
+  EXPECT_EQ(rcs[1], 1);
+  // Ended by its idle timeout, not by its own exit 8 s later.
+  EXPECT_EQ(p.result().str("outcome"), "idle_timeout");
+  EXPECT_EQ(p.output(SUP_STDOUT), std::string(150, 'x'));
+  g_delay_add = nullptr;
+  sup_abort(first.get());
+}

@@ -6,11 +6,19 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
 import sup
+
+#: stdout and stderr captured: the keywords for a Popen whose output the test reads.
+PIPES: dict[str, Any] = {"stdout": sup.PIPE, "stderr": sup.PIPE}
+
+
+def cap(args: Any, **kw: Any) -> sup.Result:
+    """sup.run with stdout and stderr captured; sup's Result."""
+    return sup.run(args, stdout=sup.PIPE, stderr=sup.PIPE, **kw).result
 
 
 def pid_gone(pid: int) -> bool:
@@ -41,4 +49,4 @@ def os_threads() -> int:
 
 @pytest.fixture(scope="session", autouse=True)
 def _library() -> None:
-    assert sup.library_version() >= 200, sup.library_path()
+    assert sup.library_version() >= 300, sup.library_path()

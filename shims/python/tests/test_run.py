@@ -1,4 +1,4 @@
-"""sup.run: each outcome, capture, spec encoding, errors."""
+"""sup.run: each outcome, capture, spec encoding, errors (sup's Result)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 import sup
 from sup import Outcome
 
-from conftest import pid_gone, wait_until
+from conftest import cap, pid_gone, wait_until
 
 
 def test_exited_with_code_and_exact_output() -> None:
-    r = sup.run(["sh", "-c", r"printf 'a\000\377b'; printf 'err\n' >&2; exit 3"])
+    r = cap(["sh", "-c", r"printf 'a\000\377b'; printf 'err\n' >&2; exit 3"])
     assert r.outcome is Outcome.EXITED
     assert r.returncode == 3
     assert r.signal is None
@@ -39,16 +39,16 @@ def test_outcome_values_are_the_library_names() -> None:
 
 
 def test_signaled() -> None:
-    r = sup.run(["sh", "-c", "kill -KILL $$"])
+    r = cap(["sh", "-c", "kill -KILL $$"])
     assert r.outcome is Outcome.SIGNALED
-    assert r.returncode is None
+    assert r.returncode == -signal.SIGKILL  # as subprocess
     assert r.signal == signal.SIGKILL and isinstance(r.signal, signal.Signals)
     assert not r.forced_kill
 
 
 def test_idle_timeout_keeps_partial_output() -> None:
     t0 = time.monotonic()
-    r = sup.run(["sh", "-c", "echo partial; echo warn >&2; exec sleep 30"], idle_timeout=0.3)
+    r = cap(["sh", "-c", "echo partial; echo warn >&2; exec sleep 30"], idle_timeout=0.3)
     elapsed = time.monotonic() - t0
     assert r.outcome is Outcome.IDLE_TIMEOUT
     assert r.stdout == b"partial\n" and r.stderr == b"warn\n"
@@ -60,7 +60,7 @@ def test_idle_timeout_keeps_partial_output() -> None:
 def test_idle_clock_reset_by_stderr_alone() -> None:
     # a line on stderr every 0.1 s for 1.5 s, nothing on stdout: never idle for 0.6 s
     script = "i=0; while [ $i -lt 15 ]; do echo tick >&2; sleep 0.1; i=$((i+1)); done"
-    r = sup.run(["sh", "-c", script], idle_timeout=0.6)
+    r = cap(["sh", "-c", script], idle_timeout=0.6)
     assert r.outcome is Outcome.EXITED, r
     assert r.returncode == 0
     assert r.stdout == b"" and r.stderr == b"tick\n" * 15
@@ -68,7 +68,7 @@ def test_idle_clock_reset_by_stderr_alone() -> None:
 
 def test_max_runtime_despite_output() -> None:
     script = "while :; do echo busy; sleep 0.02; done"
-    r = sup.run(["sh", "-c", script], idle_timeout=5.0, timeout=0.4)
+    r = cap(["sh", "-c", script], idle_timeout=5.0, max_runtime=0.4)
     assert r.outcome is Outcome.MAX_RUNTIME
     assert r.stdout.startswith(b"busy\n")
     assert 0.4 <= r.duration < 3
@@ -76,7 +76,7 @@ def test_max_runtime_despite_output() -> None:
 
 def test_last_words_on_interrupt_signal() -> None:
     script = "trap 'echo bye; exit 7' INT; echo ready; while :; do sleep 0.05; done"
-    r = sup.run(["sh", "-c", script], idle_timeout=0.3, signal=signal.SIGINT, grace=5.0)
+    r = cap(["sh", "-c", script], idle_timeout=0.3, signal=signal.SIGINT, grace=5.0)
     assert r.outcome is Outcome.IDLE_TIMEOUT
     assert r.stdout == b"ready\nbye\n"
     assert r.returncode == 7 and not r.forced_kill
@@ -84,7 +84,7 @@ def test_last_words_on_interrupt_signal() -> None:
 
 def test_grace_then_sigkill() -> None:
     script = "trap '' TERM; echo stubborn; exec sleep 30"
-    r = sup.run(["sh", "-c", script], idle_timeout=0.2, grace=0.2)
+    r = cap(["sh", "-c", script], idle_timeout=0.2, grace=0.2)
     assert r.outcome is Outcome.IDLE_TIMEOUT
     assert r.forced_kill and r.signal == signal.SIGKILL
     assert [s["signal"] for s in r.json["signals_sent"]] == ["SIGTERM", "SIGKILL"]
@@ -92,21 +92,21 @@ def test_grace_then_sigkill() -> None:
 
 
 def test_kill_on_timeout_skips_grace() -> None:
-    r = sup.run(["sleep", "30"], idle_timeout=0.2, grace=30.0, kill_on_timeout=True)
+    r = cap(["sleep", "30"], idle_timeout=0.2, grace=30.0, kill_on_timeout=True)
     assert r.outcome is Outcome.IDLE_TIMEOUT
     assert r.forced_kill and r.signal == signal.SIGKILL
     assert r.duration < 5
 
 
 def test_signal_by_name() -> None:
-    r = sup.run(["sleep", "30"], timeout=0.1, signal="HUP")
+    r = cap(["sleep", "30"], max_runtime=0.1, signal="HUP")
     assert r.outcome is Outcome.MAX_RUNTIME and r.signal == signal.SIGHUP
 
 
 def test_grandchild_holding_the_pipe() -> None:
     # the shell exits at once; the background sleep keeps stdout open
     t0 = time.monotonic()
-    r = sup.run(["sh", "-c", "sleep 30 & echo $!"])
+    r = cap(["sh", "-c", "sleep 30 & echo $!"])
     elapsed = time.monotonic() - t0
     assert r.outcome is Outcome.EXITED and r.returncode == 0
     assert elapsed < 2.0, elapsed
@@ -116,30 +116,30 @@ def test_grandchild_holding_the_pipe() -> None:
 
 def test_input_bytes_and_stdin() -> None:
     data = bytes(range(256)) * 100
-    assert sup.run(["cat"], input=data).stdout == data
-    assert sup.run(["cat"]).stdout == b""  # /dev/null by default
-    assert sup.run(["cat"], stdin=sup.DEVNULL).stdout == b""
-    r = sup.run(["sh", "-c", "exec 0<&-; true"], stdin=sup.INHERIT)
+    assert cap(["cat"], input=data).stdout == data
+    assert cap(["cat"], stdin=sup.DEVNULL).stdout == b""
+    assert cap(["cat"], stdin=subprocess.DEVNULL).stdout == b""
+    r = cap(["sh", "-c", "exec 0<&-; true"], stdin=sup.INHERIT)
     assert r.returncode == 0
     with pytest.raises(ValueError, match="input"):
-        sup.run(["cat"], input=b"x", stdin=sup.INHERIT)
-    with pytest.raises(ValueError, match="input"):
-        sup.run(["cat"], input="text")  # type: ignore[arg-type]
+        cap(["cat"], input=b"x", stdin=sup.INHERIT)
+    with pytest.raises(TypeError, match="input"):  # as subprocess: str needs text mode
+        cap(["cat"], input="text")
 
 
 def test_argv_bytes_pass_through_raw() -> None:
     args = ["é", b"\xff\xfe raw", 'quote " back \\ slash', "tab\tnew\nline", "\x01\x1f"]
-    r = sup.run(["printf", r"%s\000", *args])
+    r = cap(["printf", r"%s\000", *args])
     expected = b"".join(os.fsencode(a) + b"\0" for a in args)
     assert r.stdout == expected
 
 
-def test_env_set_remove_inherit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_update_sets_removes_inherits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUP_TEST_KEEP", "kept")
     monkeypatch.setenv("SUP_TEST_DROP", "dropped")
-    r = sup.run(
+    r = cap(
         ["sh", "-c", 'printf "%s|%s|%s|%s" "$SUP_TEST_KEEP" "${SUP_TEST_DROP-unset}" "$A" "$B"'],
-        env={"SUP_TEST_DROP": None, "A": "é\"\\", b"B": b"\xff\x01"},
+        env_update={"SUP_TEST_DROP": None, "A": "é\"\\", "B": os.fsdecode(b"\xff\x01")},
     )
     assert r.stdout == "kept|unset|é\"\\|".encode() + b"\xff\x01"
 
@@ -147,12 +147,12 @@ def test_env_set_remove_inherit(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cwd(tmp_path: Path) -> None:
     d = tmp_path / "dir with space"
     d.mkdir()
-    assert sup.run(["pwd"], cwd=d).stdout == os.fsencode(d) + b"\n"
-    assert sup.run(["pwd"], cwd=str(d)).stdout == os.fsencode(d) + b"\n"
+    assert cap(["pwd"], cwd=d).stdout == os.fsencode(d) + b"\n"
+    assert cap(["pwd"], cwd=str(d)).stdout == os.fsencode(d) + b"\n"
 
 
 def test_max_output_keeps_head_and_tail() -> None:
-    r = sup.run(
+    r = cap(
         ["python3", "-c", "import sys; sys.stdout.write('H' + 'x' * 99998 + 'T')"],
         max_output=1000,
     )
@@ -165,7 +165,7 @@ def test_max_output_keeps_head_and_tail() -> None:
 def test_status_lost_when_host_ignores_sigchld() -> None:
     code = (
         "import signal, sup; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
-        "r = sup.run(['sh', '-c', 'exit 3']); "
+        "r = sup.run(['sh', '-c', 'exit 3'], capture_output=True).result; "
         "print(r.outcome.value, r.status_lost, r.returncode, r.signal)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
@@ -178,7 +178,7 @@ def test_status_lost_when_host_ignores_sigchld() -> None:
 
 def test_program_not_found() -> None:
     with pytest.raises(FileNotFoundError) as e:
-        sup.run(["sup-no-such-program-xyz", "arg"])
+        cap(["sup-no-such-program-xyz", "arg"])
     assert e.value.filename == "sup-no-such-program-xyz"
     assert "not found" in str(e.value)
 
@@ -187,25 +187,25 @@ def test_not_executable(tmp_path: Path) -> None:
     f = tmp_path / "script"
     f.write_text("#!/bin/sh\n")
     with pytest.raises(PermissionError) as e:
-        sup.run([str(f)])
+        cap([str(f)])
     assert e.value.filename == str(f)
 
 
 def test_exec_a_directory(tmp_path: Path) -> None:
     with pytest.raises(OSError) as e:
-        sup.run([str(tmp_path)])
+        cap([str(tmp_path)])
     assert isinstance(e.value, (IsADirectoryError, PermissionError))
     assert e.value.filename == str(tmp_path)
 
 
 def test_bad_cwd(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as e:
-        sup.run(["true"], cwd=tmp_path / "missing")
+        cap(["true"], cwd=tmp_path / "missing")
     assert e.value.filename == tmp_path / "missing"
     f = tmp_path / "file"
     f.write_text("")
     with pytest.raises(NotADirectoryError) as e2:
-        sup.run(["true"], cwd=str(f))
+        cap(["true"], cwd=str(f))
     assert e2.value.filename == str(f)
 
 
@@ -215,7 +215,9 @@ def test_bad_cwd(tmp_path: Path) -> None:
         ({"idle_timeout": -1.0}, "idle_timeout"),
         ({"idle_timeout": 0}, "idle_timeout"),
         ({"timeout": float("nan")}, "timeout"),
-        ({"timeout": "10"}, "timeout"),
+        ({"max_runtime": "10"}, "max_runtime"),
+        ({"timeout": 1.0, "max_runtime": 1.0}, "timeout"),
+        ({"first_output_timeout": -1}, "first_output_timeout"),
         ({"grace": -0.5}, "grace"),
         ({"signal": "NOSUCHSIG"}, "signal"),
         ({"signal": 0}, "signal"),
@@ -223,21 +225,38 @@ def test_bad_cwd(tmp_path: Path) -> None:
         ({"backpressure": 1.5}, "backpressure"),
         ({"env": {"A": 1}}, "env"),
         ({"env": {"A=B": "x"}}, "env"),
+        ({"env": {"A": None}}, "env"),
+        ({"env_update": {"A": 1}}, "env_update"),
+        ({"env_update": ["A"]}, "env_update"),
         ({"cwd": "a\0b"}, "cwd"),
         ({"stdin": "inherit"}, "stdin"),
+        ({"stdin": sup.STDOUT}, "stdin"),
+        ({"stdin": 0}, "stdin"),
         ({"kill_on_timeout": 1}, "kill_on_timeout"),
+        ({"shell": 1}, "shell"),
+        ({"pty": (0, 80)}, "pty"),
+        ({"pty": "yes"}, "pty"),
+        ({"contain": "jail"}, "contain"),
     ],
 )
 def test_bad_option_names_it(kwargs: dict[str, object], name: str) -> None:
     with pytest.raises(ValueError, match=f"^{name}") as e:
-        sup.run(["true"], **kwargs)  # type: ignore[arg-type]
+        cap(["true"], **kwargs)  # type: ignore[arg-type]
     assert isinstance(e.value, sup.SpecError)
 
 
-@pytest.mark.parametrize("args", ["ls -l", b"ls", [], ["a\0b"], None])
+@pytest.mark.parametrize("args", [[], ["a\0b"], None, 5])
 def test_bad_args(args: object) -> None:
     with pytest.raises(sup.SpecError, match=r"^args"):
-        sup.run(args)  # type: ignore[arg-type]
+        cap(args)  # type: ignore[arg-type]
+
+
+def test_a_str_is_one_program_as_in_subprocess() -> None:
+    assert cap("pwd", cwd="/").stdout == b"/\n"
+    assert cap(b"pwd", cwd="/").stdout == b"/\n"
+    with pytest.raises(FileNotFoundError) as e:
+        cap("ls -l")  # no shell: the whole string names the program
+    assert e.value.filename == "ls -l"
 
 
 def test_library_spec_error_is_renamed() -> None:
@@ -250,12 +269,32 @@ def test_library_spec_error_is_renamed() -> None:
 
 
 def test_args_from_an_iterator_and_pathlike(tmp_path: Path) -> None:
-    r = sup.run(iter(["echo", "it"]))  # type: ignore[arg-type]
+    r = cap(iter(["echo", "it"]))  # type: ignore[arg-type]
     assert r.stdout == b"it\n" and r.args == ["echo", "it"]
     script = tmp_path / "s.sh"
     script.write_text("#!/bin/sh\necho path\n")
     script.chmod(0o755)
-    assert sup.run([script]).stdout == b"path\n"
+    assert cap([script]).stdout == b"path\n"
     with pytest.raises(FileNotFoundError) as e:
-        sup.run(iter(["sup-no-such-program-xyz"]))  # type: ignore[arg-type]
+        cap(iter(["sup-no-such-program-xyz"]))  # type: ignore[arg-type]
     assert e.value.filename == "sup-no-such-program-xyz"
+
+
+def test_first_output_timeout_and_the_phase() -> None:
+    t0 = time.monotonic()
+    r = cap(["sleep", "30"], first_output_timeout=0.3, idle_timeout=30.0)
+    assert r.outcome is Outcome.IDLE_TIMEOUT and r.phase == "first_output"
+    assert 0.3 <= time.monotonic() - t0 < 10
+    # once the first byte came, the idle clock runs from it
+    r = cap(["sh", "-c", "echo hi; exec sleep 30"], first_output_timeout=30.0, idle_timeout=0.3)
+    assert r.outcome is Outcome.IDLE_TIMEOUT and r.phase == "idle" and r.stdout == b"hi\n"
+    assert cap(["true"], first_output_timeout=5.0).phase is None
+
+
+def test_routing_shows_in_the_result() -> None:
+    r = sup.run(["true"], stdout=sup.DEVNULL, stderr=sup.STDOUT).result
+    assert (r.json["stdout"]["routed"], r.json["stderr"]["routed"]) == ("null", "stdout")
+    r = sup.run(["true"], capture_output=True).result
+    assert (r.json["stdout"]["routed"], r.json["stderr"]["routed"]) == ("pipe", "pipe")
+    with pytest.raises(sup.SpecError, match="^idle_timeout"):  # sup reads neither stream
+        sup.run(["true"], stdout=sup.DEVNULL, stderr=sup.DEVNULL, idle_timeout=1.0)

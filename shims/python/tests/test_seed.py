@@ -50,13 +50,16 @@ def _first_output(p: sup.Popen) -> bytes:
 
 @pytest.mark.parametrize("how", ["abort", "interrupt"])
 def test_rg_abort_within_150ms_keeps_partial_output(tree: Path, how: str) -> None:
-    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0, timeout=60.0, grace=2.0) as p:
+    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0, max_runtime=60.0, grace=2.0,
+                   stdout=sup.PIPE, stderr=sup.PIPE) as p:
         first = _first_output(p)
         assert b"needle" in first
         t0 = time.monotonic()
         getattr(p, how)()
-        r = p.wait()
+        p.wait()
         latency = time.monotonic() - t0
+    r = p.result
+    assert r is not None
     print(f"rg {how}: final {latency * 1000:.1f} ms after the request, {len(r.stdout)} bytes kept")
     assert r.outcome is (Outcome.ABORTED if how == "abort" else Outcome.INTERRUPTED)
     assert latency < 0.150
@@ -65,7 +68,7 @@ def test_rg_abort_within_150ms_keeps_partial_output(tree: Path, how: str) -> Non
 
 
 def test_rg_abort_from_the_ui_thread_while_main_waits(tree: Path) -> None:
-    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0) as p:
+    with sup.Popen([RG or "rg", "needle", str(tree)], idle_timeout=20.0, stdout=sup.PIPE, stderr=sup.PIPE) as p:
         _first_output(p)
         stamp: list[float] = []
 
@@ -74,8 +77,10 @@ def test_rg_abort_from_the_ui_thread_while_main_waits(tree: Path) -> None:
             p.abort()
 
         threading.Timer(0.05, esc).start()
-        r = p.wait()
+        p.wait()
         latency = time.monotonic() - stamp[0]
+        r = p.result
+        assert r is not None
     print(f"rg abort from another thread: final {latency * 1000:.1f} ms after the request")
     assert r.outcome is Outcome.ABORTED
     assert latency < 0.150, latency
@@ -83,7 +88,9 @@ def test_rg_abort_from_the_ui_thread_while_main_waits(tree: Path) -> None:
 
 
 def test_rg_timeout_keeps_partial_output(tree: Path) -> None:
-    r = sup.run([RG or "rg", "needle", str(tree)], timeout=0.3)
-    assert r.outcome is Outcome.MAX_RUNTIME
-    assert b"needle line" in r.stdout
+    with pytest.raises(sup.TimeoutExpired) as e:
+        sup.run([RG or "rg", "needle", str(tree)], timeout=0.3, capture_output=True)
+    r = e.value.result
+    assert r is not None and r.outcome is Outcome.MAX_RUNTIME
+    assert b"needle line" in r.stdout and e.value.stdout == r.stdout
     assert r.duration < 2.5

@@ -6,26 +6,38 @@ grace period, the whole process group ended, head-and-tail bounded capture,
 and one immutable :class:`Result` whose :class:`Outcome` says what ended the
 child. ``interrupt()`` and ``abort()`` work from any thread at any time.
 
-    r = sup.run(["rg", "unsafe", "."], idle_timeout=30.0, timeout=600.0)
+    r = sup.run(["rg", "unsafe", "."], capture_output=True, idle_timeout=30.0)
     if r.outcome is sup.Outcome.IDLE_TIMEOUT:
         print("rg went silent; it had printed:", r.stdout)
 
-Pure Python over ctypes; needs libsup.so.0 (0.2 or newer): see
+Pure Python over ctypes; needs libsup (a wheel carries its own): see
 :func:`library_path` for how it is found.
 """
 
 from __future__ import annotations
 
-from ._errors import SpecError, SupError
+from ._errors import CalledProcessError, OutputGap, SpecError, SupError, TimeoutExpired
 from ._lib import LibraryNotFoundError
 from ._lib import api as _api
-from ._popen import Popen, run
-from ._result import Outcome, Result
-from ._spec import DEVNULL, INHERIT, Stdin
+from ._popen import Args, Popen, run, run_async
+from ._result import CompletedProcess, Outcome, Result
+from ._spec import DEVNULL, INHERIT, PIPE, STDOUT, Env, EnvUpdate, Stdio, StdioArg
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
-for _cls in (SpecError, SupError, LibraryNotFoundError, Popen, Outcome, Result, Stdin):
+for _cls in (
+    CalledProcessError,
+    CompletedProcess,
+    LibraryNotFoundError,
+    Outcome,
+    OutputGap,
+    Popen,
+    Result,
+    SpecError,
+    Stdio,
+    SupError,
+    TimeoutExpired,
+):
     _cls.__module__ = "sup"  # tracebacks and reprs name the public module
 del _cls
 
@@ -33,7 +45,8 @@ del _cls
 def library_path() -> str:
     """The path of the libsup loaded (loading it if needed).
 
-    Looked up, in order: the path in ``SUP_LIBRARY``; ``libsup.so.0`` in the
+    Looked up, in order: the path in ``SUP_LIBRARY``; the ``libsup.so``
+    next to this package (a wheel's); ``libsup.so.0`` in the
     directories ``pkg-config`` gives for ``sup`` (``libdir``, then ``-L``; so
     ``PKG_CONFIG_PATH=<build>/meson-uninstalled`` finds a build tree); the
     system loader (``ctypes.util.find_library("sup")``). Raises
@@ -43,21 +56,33 @@ def library_path() -> str:
 
 
 def library_version() -> int:
-    """sup_version() of the loaded library: MAJOR*10000 + MINOR*100 + PATCH."""
+    """sup_version() of the loaded library: MAJOR*10000 + MINOR*100 + PATCH
+    (30000 or more)."""
     return _api().version()
 
 
 __all__ = [
+    "Args",
+    "CalledProcessError",
+    "CompletedProcess",
     "DEVNULL",
+    "Env",
+    "EnvUpdate",
     "INHERIT",
     "LibraryNotFoundError",
     "Outcome",
+    "OutputGap",
+    "PIPE",
     "Popen",
     "Result",
+    "STDOUT",
     "SpecError",
-    "Stdin",
+    "Stdio",
+    "StdioArg",
     "SupError",
+    "TimeoutExpired",
     "library_path",
     "library_version",
     "run",
+    "run_async",
 ]

@@ -5,18 +5,29 @@ from __future__ import annotations
 import errno as _errno
 import os
 import re
-from typing import Optional
+import subprocess
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import _lib
+
+if TYPE_CHECKING:
+    from ._result import Result
 
 # The spec's keys, as the Python keywords that set them.
 _KEY_NAMES = {
     "argv": "args",
     "cwd": "cwd",
     "env": "env",
+    "env_clear": "env",
     "stdin": "input/stdin",
+    "stdout": "stdout",
+    "stderr": "stderr",
+    "pty": "pty",
+    "contain": "contain",
+    "cgroup_parent": "cgroup_parent",
     "idle_timeout_ms": "idle_timeout",
-    "max_runtime_ms": "timeout",
+    "first_output_timeout_ms": "first_output_timeout",
+    "max_runtime_ms": "max_runtime",
     "grace_ms": "grace",
     "interrupt_signal": "signal",
     "on_timeout": "kill_on_timeout",
@@ -80,3 +91,60 @@ def check(code: int, what: str) -> int:
     if code <= _lib.EINTERNAL or -code not in _errno.errorcode:
         raise SupError(code, f"{what}: {strerror(code)}")
     raise os_error(code, what)
+
+
+class OutputGap(OSError):
+    """A live reader fell behind the kept window: ``skipped`` bytes of the
+    stream were dropped (``max_output``) before it read them.
+
+    Raised once, by the read that would have crossed the gap; the next read
+    goes on with the first byte kept after it. No read returns bytes from
+    both sides of a gap.
+    """
+
+    def __init__(self, stream: str, skipped: int) -> None:
+        super().__init__(
+            f"sup: {skipped} bytes of {stream} were dropped before this reader "
+            "got them (the child wrote more than max_output while the reader lagged)"
+        )
+        self.stream = stream
+        self.skipped = skipped
+
+
+class CalledProcessError(subprocess.CalledProcessError):
+    """``check=True`` and the child's returncode was not 0.
+
+    ``subprocess.CalledProcessError`` itself, with sup's :class:`Result` in
+    ``result``.
+    """
+
+    def __init__(
+        self,
+        returncode: int,
+        cmd: Any,
+        output: Any = None,
+        stderr: Any = None,
+        result: "Optional[Result]" = None,
+    ) -> None:
+        super().__init__(returncode, cmd, output, stderr)
+        self.result = result
+
+
+class TimeoutExpired(subprocess.TimeoutExpired):
+    """``timeout`` seconds passed: from ``run`` once sup ended the child,
+    from ``wait``/``communicate`` while it keeps running.
+
+    ``subprocess.TimeoutExpired`` itself; ``result`` holds sup's
+    :class:`Result` when the child was ended (from ``run``), else None.
+    """
+
+    def __init__(
+        self,
+        cmd: Any,
+        timeout: float,
+        output: Any = None,
+        stderr: Any = None,
+        result: "Optional[Result]" = None,
+    ) -> None:
+        super().__init__(cmd, timeout, output, stderr)
+        self.result = result

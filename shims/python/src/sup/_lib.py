@@ -1,10 +1,11 @@
 """Finding and declaring libsup: every C function's argtypes and restype, once.
 
-The library is looked up, in order, at the path in ``SUP_LIBRARY``, in the
-``libdir`` (and ``-L`` directories) pkg-config gives for ``sup``, then through
-the system loader (``ctypes.util.find_library``). It is loaded on first use,
-so that ``import sup`` works (for type checking, documentation) on a machine
-without it.
+The library is looked up, in order, at the path in ``SUP_LIBRARY``, next to
+this module (the copy a wheel carries), in the ``libdir`` (and ``-L``
+directories) pkg-config gives for ``sup``, then through the system loader
+(``ctypes.util.find_library``). It is loaded on first use, so that
+``import sup`` works (for type checking, documentation) on a machine without
+it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ OK = 0
 EINVAL = -22
 EBUSY = -16
 ENODATA = -61
+ESRCH = -3
+EPIPE = -32
+EBADF = -9
+ENOTSUP = -95
 ECANCELED = -125
 ECHILD = -10
 EAGAIN = -11
@@ -51,13 +56,13 @@ PART_SYSTEM = 4
 ERRBUF_SIZE = 4096
 POS_IGNORE = (1 << 64) - 1
 SONAME = "libsup.so.0"
-MIN_VERSION = 200  # 0.2.0: sup_spawn_v2, sup_output_fd, status_lost, ...
+MIN_VERSION = 300  # 0.3.0: routing, env_clear, sup_signal, first_output_timeout_ms
 
 _SizeP = Any  # ctypes pointer objects (byref / POINTER instances)
 
 
 class LibraryNotFoundError(ImportError):
-    """libsup could not be found or loaded, or is older than 0.2."""
+    """libsup could not be found or loaded, or is older than 0.3."""
 
 
 class Api:
@@ -151,11 +156,40 @@ class Api:
             c_int,
             [P, POINTER(c_double), POINTER(c_double), POINTER(c_int64)],
         )
+        self.signal: Callable[[int, int], int] = fn("sup_signal", c_int, [P, c_int])
+        self.result_phase: Callable[[int], int] = fn("sup_result_phase", c_int, [P])
+        self.pty_resize: Callable[[int, int, int], int] = fn(
+            "sup_pty_resize", c_int, [P, c_int, c_int]
+        )
+
         self.result_signals: Callable[[int, _SizeP, _SizeP, int], int] = fn(
             "sup_result_signals",
             c_int,
             [P, POINTER(c_int), POINTER(c_double), c_size_t],
         )
+
+
+class Handle:
+    """One sup_proc *, released when the last Python reference goes.
+
+    A Popen and the Results read from it share it: a Result can fetch the
+    result JSON after its Popen is closed, and no C call can be under way on
+    a handle nobody references, so sup_release never races one.
+    """
+
+    __slots__ = ("api", "ptr")
+
+    def __init__(self, api: Api, ptr: int) -> None:
+        self.api = api
+        self.ptr = ptr
+
+    def __del__(self) -> None:
+        ptr, self.ptr = self.ptr, 0
+        if ptr:
+            try:
+                self.api.release(ptr)  # aborts and reaps a child still running
+            except Exception:  # interpreter shutdown: the library reaps at exit
+                pass
 
 
 _api: Optional[Api] = None
@@ -198,6 +232,9 @@ def _candidates() -> List[str]:
     if env:
         return [env]  # an explicit choice is not second-guessed
     found: List[str] = []
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libsup.so")
+    if os.path.exists(bundled):
+        found.append(bundled)  # the wheel's own copy, built with this package
     for d in _pkg_config_dirs():
         for name in (SONAME, "libsup.so"):
             path = os.path.join(d, name)
@@ -226,7 +263,7 @@ def _load() -> Api:
         if version < MIN_VERSION:
             tried.append(
                 f"{cand}: libsup {version // 10000}.{version // 100 % 100}"
-                f".{version % 100} is too old (0.2 or newer is needed)"
+                f".{version % 100} is too old (0.3 or newer is needed)"
             )
             continue
         try:
@@ -235,10 +272,11 @@ def _load() -> Api:
             tried.append(f"{cand}: {e}")
     detail = "; ".join(tried) if tried else "nothing found"
     raise LibraryNotFoundError(
-        "sup: cannot load libsup (" + SONAME + ", version 0.2 or newer): "
+        "sup: cannot load libsup (" + SONAME + ", version 0.3 or newer): "
         + detail
-        + ". Install the sup C library (from its checkout: meson setup build && "
-        "meson install -C build; then ldconfig), or point SUP_LIBRARY at "
+        + ". Install the package from a wheel (pip install ./shims/python builds "
+        "one that carries libsup), or install the sup C library (from its checkout: "
+        "meson setup build && meson install -C build; then ldconfig), or point SUP_LIBRARY at "
         "libsup.so.0, or PKG_CONFIG_PATH at the directory of its sup.pc "
         "(a build tree's <build>/meson-uninstalled)."
     )

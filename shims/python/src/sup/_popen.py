@@ -1,46 +1,66 @@
-"""Popen and run: a supervised child with a subprocess-like interface.
+"""Popen and run: a supervised child with subprocess's interface.
 
-Waiting never parks a thread in the library and never holds the handle's
-lock: ``wait()`` polls a private dup of ``sup_fd`` with ``select.poll``
-(interruptible by Ctrl-C, woken the moment the result is final, by the child
-ending or by ``abort()`` from any thread), ``wait_async()`` hands such a dup
-to the event loop with ``loop.add_reader``. Every C call made on the handle
-is short and non-blocking and is made under ``self._lock`` after checking
-that the handle is open, so no call can begin once ``sup_release`` has begun.
+Waiting never parks a thread in the library: ``wait()`` polls a private dup
+of ``sup_fd`` with ``select.poll`` (interruptible by Ctrl-C, woken the moment
+the result is final, by the child ending or by ``abort()`` from any thread),
+``wait_async()`` hands such a dup to the event loop with ``loop.add_reader``.
+Every C call is short and non-blocking. The library's handle is a
+:class:`_lib.Handle` shared with the Results read from it and released when
+the last of them goes, so no call can be under way when it is released.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import abc as _abc
-import ctypes
+import io
+import locale
 import math
 import os
 import select
-import subprocess
+import signal as _signal
 import threading
 import time
 import warnings
+import ctypes
+from collections import abc as _abc
 from types import TracebackType
 from typing import (
+    IO,
+    Any,
     AsyncIterator,
+    Dict,
     Iterator,
+    List,
     Literal,
-    Mapping,
     Optional,
     Sequence,
+    Tuple,
     Type,
     Union,
+    cast,
 )
 
 from . import _lib, _spec
-from ._errors import SupError, check, os_error, spec_error_from_detail
-from ._result import JsonSource, Result, from_handle
-from ._spec import EnvValue, Stdin, StrOrBytesPath
+from ._errors import (
+    CalledProcessError,
+    SpecError,
+    SupError,
+    TimeoutExpired,
+    OutputGap,
+    check,
+    os_error,
+    spec_error_from_detail,
+)
+from ._result import CompletedProcess, Outcome, Result, from_handle
+from ._spec import PIPE, STDOUT, Env, EnvUpdate, StdioArg, StrOrBytesPath
+from ._streams import OutputReader, Source, StdinWriter, TextOutputReader, readable
 
 StreamName = Literal["stdout", "stderr"]
+#: What args= accepts, as typeshed types subprocess's: one program (a str,
+#: bytes or path; with shell=True, a command line) or a sequence of them.
+Args = Union[StrOrBytesPath, Sequence[StrOrBytesPath]]
 _STREAMS = {"stdout": _lib.STDOUT, "stderr": _lib.STDERR}
-_CHUNK = 65536
+_FEED = 1 << 16  # bytes per non-blocking write in communicate()
 
 
 def _stream(stream: str) -> int:
@@ -50,9 +70,7 @@ def _stream(stream: str) -> int:
         raise ValueError(f"stream: must be 'stdout' or 'stderr', not {stream!r}") from None
 
 
-def _spawn_error(
-    code: int, detail: str, part: int, argv0: object, cwd: object
-) -> Exception:
+def _spawn_error(code: int, detail: str, part: int, argv0: object, cwd: object) -> Exception:
     if part == _lib.PART_SPEC or (code == _lib.EINVAL and detail.startswith("spec")):
         return spec_error_from_detail(detail)
     if code <= _lib.EINTERNAL:
@@ -64,117 +82,210 @@ def _spawn_error(
     return os_error(code, detail)
 
 
-async def _readable(loop: asyncio.AbstractEventLoop, fd: int) -> None:
-    fut: asyncio.Future[None] = loop.create_future()
+def _returncode(r: Result) -> int:
+    # A lost status (the host reaped the child itself) reads as 0, as
+    # subprocess reports ECHILD; r.status_lost says so.
+    return 0 if r.returncode is None else r.returncode
 
-    def ready() -> None:
-        if not fut.done():
-            fut.set_result(None)
 
-    loop.add_reader(fd, ready)
-    try:
-        await fut
-    finally:
-        loop.remove_reader(fd)
+def _text_codec(
+    text: Optional[bool],
+    encoding: Optional[str],
+    errors: Optional[str],
+    universal_newlines: Optional[bool],
+) -> Optional[Tuple[str, str]]:
+    """(encoding, errors) in text mode, else None: subprocess's rule."""
+    if not (text or encoding or errors or universal_newlines):
+        return None
+    return (encoding or locale.getpreferredencoding(False), errors or "strict")
+
+
+def _decode(data: bytes, codec: Optional[Tuple[str, str]]) -> Any:
+    if codec is None:
+        return data
+    return data.decode(*codec).replace("\r\n", "\n").replace("\r", "\n")
 
 
 class Popen:
-    """A child running under supervision.
+    """A child running under supervision, with subprocess.Popen's interface.
 
-    Keywords are those of :func:`sup.run`. Use as a context manager: leaving
-    the block (or :meth:`close`) aborts a child still running, reaps it and
-    its process group, and frees the library's handle. The result stays
-    available through :meth:`poll` and :meth:`wait` afterwards.
+    ``stdin``/``stdout``/``stderr`` take ``PIPE``, ``DEVNULL``, ``STDOUT``
+    (stderr only), ``None`` (the default: stdin inherited; output shown on
+    the host's stdout/stderr while sup still captures it) or ``sup.INHERIT``
+    (the host's descriptor, not captured). With ``PIPE``, ``p.stdin`` is a
+    writable and ``p.stdout``/``p.stderr`` readable file objects (text with
+    ``text=True``/``encoding``/``errors``). ``env`` is the child's whole
+    environment, as in subprocess; ``env_update`` changes the inherited one.
+
+    sup's keywords: ``idle_timeout``, ``first_output_timeout``,
+    ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
+    ``max_output``, ``backpressure``, ``pty``, ``contain``,
+    ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
+    ``kill_on_exit``: see :func:`sup.run`. With ``pty``, ``stdin=PIPE``
+    types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
+    to the terminal too (None or STDOUT).
+
+    Leaving a ``with`` block closes the pipes and waits for the child, as
+    subprocess does (with ``kill_on_exit=True`` it aborts the child first;
+    leaving on a KeyboardInterrupt interrupts it first, on a cancelled
+    ``async with`` aborts it); an exception while waiting there aborts it. :meth:`close` aborts a child
+    still running and reaps it; the result stays available afterwards.
     """
 
-    args: Sequence[StrOrBytesPath]
+    args: Args
     pid: int
+    stdin: Optional[IO[Any]]
+    stdout: Optional[IO[Any]]
+    stderr: Optional[IO[Any]]
 
     def __init__(
         self,
-        args: Sequence[StrOrBytesPath],
+        args: Args,
         *,
+        stdin: StdioArg = None,
+        stdout: StdioArg = None,
+        stderr: StdioArg = None,
+        shell: bool = False,
+        cwd: Optional[StrOrBytesPath] = None,
+        env: Optional[Env] = None,
+        env_update: Optional[EnvUpdate] = None,
+        text: Optional[bool] = None,
+        encoding: Optional[str] = None,
+        errors: Optional[str] = None,
+        universal_newlines: Optional[bool] = None,
+        input: Union[bytes, str, None] = None,
         idle_timeout: Optional[float] = None,
-        timeout: Optional[float] = None,
+        first_output_timeout: Optional[float] = None,
+        max_runtime: Optional[float] = None,
         grace: Optional[float] = None,
         signal: Union[int, str, None] = None,
         kill_on_timeout: bool = False,
-        input: Optional[bytes] = None,
-        stdin: Optional[Stdin] = None,
-        cwd: Optional[StrOrBytesPath] = None,
-        env: Optional[Mapping[Union[str, bytes], EnvValue]] = None,
+        kill_on_exit: bool = False,
         max_output: Optional[int] = None,
         backpressure: Optional[int] = None,
+        pty: Union[bool, Tuple[int, int]] = False,
+        contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
     ) -> None:
-        self._handle = 0  # first, for __del__ on a failed spawn
-        self._closed = True
+        self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
         self._result: Optional[Result] = None
-        self._json = JsonSource(self._fetch_json)
+        self._sources: Dict[int, Source] = {}
         self._lock = threading.RLock()  # re-entrant: abort() from a signal handler
-        if not isinstance(args, (str, bytes, _abc.Sequence)) and isinstance(args, _abc.Iterable):
-            args = list(args)  # an iterator is read once, here
+        self.stdin = self.stdout = self.stderr = None
+        self._stdin_raw: Optional[StdinWriter] = None
+        self._readers: List[Optional[Union[OutputReader, TextOutputReader]]] = [None, None]
+        self._comm: List[List[Any]] = [[], []]  # what communicate() read before a TimeoutExpired
+        self._comm_view: Optional[memoryview] = None  # input it had not sent yet
+        self._codec = _text_codec(text, encoding, errors, universal_newlines)
+        self._kill_on_exit = bool(kill_on_exit)
+        self._routes = (stdin, stdout, stderr)
+        self._pty = pty is not False
+        if isinstance(input, str):
+            if self._codec is None:
+                raise TypeError("input: a str needs text=True (or encoding=/errors=); pass bytes")
+            input = input.encode(*self._codec)
+        argv = _spec.argv(args, shell)
         spec = _spec.build(
-            args,
+            argv,
             idle_timeout=idle_timeout,
-            timeout=timeout,
+            first_output_timeout=first_output_timeout,
+            max_runtime=max_runtime,
             grace=grace,
             signal=signal,
             kill_on_timeout=kill_on_timeout,
             input=input,
             stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            pty=pty,
             cwd=cwd,
             env=env,
+            env_update=env_update,
             max_output=max_output,
             backpressure=backpressure,
+            contain=contain,
+            cgroup_parent=cgroup_parent,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
         errbuf = ctypes.create_string_buffer(_lib.ERRBUF_SIZE)
         part = ctypes.c_int(0)
         try:
-            rc = a.spawn_v2(
-                spec, ctypes.byref(handle), errbuf, _lib.ERRBUF_SIZE, ctypes.byref(part)
-            )
+            rc = a.spawn_v2(spec, ctypes.byref(handle), errbuf, _lib.ERRBUF_SIZE, ctypes.byref(part))
             if rc >= 0 and handle.value:
-                self.args = args
-                self.pid = a.pid(handle.value)
-                self._handle = handle.value
-                self._closed = False
+                self._h = _lib.Handle(a, handle.value)
         except BaseException:
             # A KeyboardInterrupt can land right after the C call returned:
             # the child exists but nobody would own it. Abort and reap it.
-            if handle.value and self._closed:
+            if handle.value and self._h is None:
                 a.release(handle.value)
             raise
-        if self._closed:
+        if self._h is None:
             detail = errbuf.value.decode(errors="replace")
-            raise _spawn_error(rc, detail, part.value, args[0], cwd)
+            raise _spawn_error(rc, detail, part.value, argv[0], cwd)
+        if isinstance(args, (str, bytes, os.PathLike, _abc.Sequence)):
+            self.args = args  # as given, as subprocess keeps it
+        else:
+            self.args = argv[2:] if shell else argv  # an iterator: read once, kept as a list
+        self.pid = a.pid(self._h.ptr)
+        if stdin == PIPE:
+            raw = self._stdin_raw = StdinWriter(self._h)
+            w = io.BufferedWriter(raw)
+            self.stdin = (
+                w
+                if self._codec is None
+                else io.TextIOWrapper(w, encoding=self._codec[0], errors=self._codec[1], write_through=True)
+            )
+        if stdout == PIPE:
+            self.stdout = self._reader(_lib.STDOUT)
+        if stderr == PIPE and not self._pty:
+            self.stderr = self._reader(_lib.STDERR)
+
+    def _source(self, stream: int) -> Optional[Source]:
+        with self._lock:
+            src = self._sources.get(stream)
+            if src is None and self._h is not None:
+                src = self._sources[stream] = Source(self._h, stream, "stdout" if stream == 1 else "stderr")
+            return src
+
+    def _reader(self, stream: int) -> IO[Any]:
+        src = self._source(stream)
+        assert src is not None
+        f: Union[OutputReader, TextOutputReader]
+        if self._codec is None:
+            f = OutputReader(src)
+        else:
+            f = TextOutputReader(src, *self._codec)
+        self._readers[stream - 1] = f
+        return cast(IO[Any], f)
 
     # ---- state ---------------------------------------------------------
 
-    def poll(self) -> Optional[Result]:
-        """The result if final, else None. Never blocks."""
+    def _final(self) -> Optional[Result]:
+        """The Result if final, else None. Never blocks."""
         with self._lock:
-            if self._result is not None or self._closed:
+            h = self._h
+            if self._result is not None or h is None:
                 return self._result
-            if check(self._api.poll(self._handle, 0), "sup_poll") != 1:
+            if check(h.api.poll(h.ptr, 0), "sup_poll") != 1:
                 return None
-            self._result = from_handle(
-                self._api, self._handle, self.args, self.pid, self._json
-            )
+            self._result = from_handle(h, self.args, self.pid)
             return self._result
 
-    def _fetch_json(self) -> Optional[bytes]:
-        with self._lock:
-            if self._closed:
-                return None  # close() stashed it first
-            return self._api.result(self._handle)
+    @property
+    def result(self) -> Optional[Result]:
+        """sup's :class:`Result` once the child's end is final, else None."""
+        return self._final()
+
+    def poll(self) -> Optional[int]:
+        """The returncode if the child has ended, else None. Never blocks."""
+        r = self._final()
+        return None if r is None else _returncode(r)
 
     @property
     def returncode(self) -> Optional[int]:
-        """The exit code once the child has exited by itself, else None."""
-        r = self.poll()
-        return None if r is None else r.returncode
+        """Exit code, or -N when signal N ended it; None while running."""
+        return self.poll()
 
     def interrupt(self) -> None:
         """Graceful stop: the interrupt signal to the group, SIGKILL after grace.
@@ -182,42 +293,72 @@ class Popen:
         Any thread, any time; no effect once the result is final.
         """
         with self._lock:
-            if not self._closed:
-                check(self._api.interrupt(self._handle), "sup_interrupt")
+            if self._h is not None:
+                check(self._api.interrupt(self._h.ptr), "sup_interrupt")
 
     def abort(self) -> None:
         """Hard stop: SIGKILL to the group now. Any thread; no effect once final."""
         with self._lock:
-            if not self._closed:
-                check(self._api.abort(self._handle), "sup_abort")
+            if self._h is not None:
+                check(self._api.abort(self._h.ptr), "sup_abort")
 
-    def _dup(self, stream: int = 0) -> Optional[int]:
-        """A private dup of sup_fd (stream 0) or sup_output_fd, or None if closed."""
+    def kill(self) -> None:
+        """subprocess's kill(): :meth:`abort` (SIGKILL to the whole group)."""
+        self.abort()
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the child's process group (and main process).
+
+        Listed in the result's signals, never changes the outcome; nothing
+        happens once the child's end is final (as subprocess).
+        """
+        if isinstance(sig, bool) or not isinstance(sig, int) or not 0 <= sig <= 64:
+            raise ValueError(f"sig: must be a signal number from 0 to 64, not {sig!r}")
+        fn = self._api.signal
         with self._lock:
-            if self._closed:
+            if self._h is None:
+                return
+            rc = fn(self._h.ptr, int(sig))
+        if rc != _lib.ESRCH:
+            check(rc, "sup_signal")
+
+    def terminate(self) -> None:
+        """subprocess's terminate(): send_signal(SIGTERM), no escalation
+        (:meth:`interrupt` escalates to SIGKILL after grace)."""
+        self.send_signal(_signal.SIGTERM)
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Set the pty's window size (``pty=``); the child gets SIGWINCH."""
+        fn = self._api.pty_resize
+        if not self._pty:
+            raise ValueError("resize: the child has no pty (start it with pty=True)")
+        for name, v in (("rows", rows), ("cols", cols)):
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 65535:
+                raise ValueError(f"resize: {name} must be an int from 1 to 65535, not {v!r}")
+        with self._lock:
+            if self._h is None:
+                return
+            rc = fn(self._h.ptr, rows, cols)
+        if rc != _lib.ESRCH:
+            check(rc, "sup_pty_resize")
+
+    def _dup(self) -> Optional[int]:
+        """A private dup of sup_fd, or None if closed."""
+        with self._lock:
+            if self._h is None:
                 return None
-            if stream:
-                fd = check(self._api.output_fd(self._handle, stream), "sup_output_fd")
-            else:
-                fd = check(self._api.fd(self._handle), "sup_fd")
-            return os.dup(fd)  # close-on-exec, ours to close
+            return os.dup(check(self._api.fd(self._h.ptr), "sup_fd"))
 
     # ---- waiting -------------------------------------------------------
 
-    def wait(self, timeout: Optional[float] = None) -> Result:
-        """Wait for the final result.
-
-        Raises subprocess.TimeoutExpired if it is not final within ``timeout``
-        seconds (the child keeps running). Ctrl-C interrupts the wait (and
-        not the child: ``sup.run`` does that).
-        """
-        r = self.poll()
+    def _wait_result(self, timeout: Optional[float] = None) -> Result:
+        r = self._final()
         if r is not None:
             return r
         deadline = None if timeout is None else time.monotonic() + timeout
         fd = self._dup()
         if fd is None:  # closed meanwhile by another thread: final
-            r = self.poll()
+            r = self._final()
             assert r is not None
             return r
         try:
@@ -228,139 +369,211 @@ class Popen:
                 if deadline is not None:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        raise subprocess.TimeoutExpired(self.args, timeout)  # type: ignore[arg-type]
+                        raise TimeoutExpired(self.args, cast(float, timeout))
                     ms = math.ceil(left * 1000)
                 poller.poll(ms)
-                r = self.poll()
+                r = self._final()
                 if r is not None:
                     return r
         finally:
             os.close(fd)
 
-    async def wait_async(self) -> Result:
-        """Await the final result on the running event loop, without a thread.
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for the child's end and return its returncode.
 
-        Cancelling the awaiting task stops the wait, not the child.
+        Raises :class:`sup.TimeoutExpired` (a subprocess.TimeoutExpired) if
+        it has not ended within ``timeout`` seconds; the child keeps running.
+        Ctrl-C interrupts the wait, not the child. The full record is
+        :attr:`result` afterwards.
         """
-        r = self.poll()
+        return _returncode(self._wait_result(timeout))
+
+    async def _wait_result_async(self) -> Result:
+        r = self._final()
         if r is not None:
             return r
         loop = asyncio.get_running_loop()
         fd = self._dup()
         if fd is None:
-            r = self.poll()
+            r = self._final()
             assert r is not None
             return r
         try:
             while True:
-                await _readable(loop, fd)
-                r = self.poll()
+                await readable(loop, fd)
+                r = self._final()
                 if r is not None:
                     return r
         finally:
             os.close(fd)
 
-    # ---- live output ---------------------------------------------------
+    async def wait_async(self) -> int:
+        """Await the returncode on the running event loop, without a thread.
 
-    def _read_chunk(
-        self,
-        stream: int,
-        pos: ctypes.c_uint64,
-        buf: ctypes.Array[ctypes.c_char],
-        n: ctypes.c_size_t,
-    ) -> Optional[tuple[bool, bytes]]:
-        """(final before the read, bytes read), or None once closed."""
-        with self._lock:
-            if self._closed:
-                return None
-            final = check(self._api.poll(self._handle, 0), "sup_poll") == 1
-            check(
-                self._api.output_read(
-                    self._handle, stream, ctypes.byref(pos), buf, len(buf), ctypes.byref(n)
-                ),
-                "sup_output_read",
-            )
-            return final, ctypes.string_at(buf, n.value)
+        Cancelling the awaiting task stops the wait, not the child.
+        """
+        return _returncode(await self._wait_result_async())
+
+    def communicate(
+        self, input: Union[bytes, str, None] = None, timeout: Optional[float] = None
+    ) -> Tuple[Any, Any]:
+        """Send ``input`` to stdin (then close it), wait for the end, and
+        return ``(stdout, stderr)``: what is left to read of each stream
+        given ``PIPE`` (bytes, or str in text mode), None for the others.
+
+        Where the child wrote more than ``max_output``, a stream's data is
+        the kept head and newest tail (``result.stdout_omitted`` counts the
+        rest). Raises :class:`sup.TimeoutExpired` after ``timeout`` seconds,
+        the child running on; calling again goes on where it stopped.
+        """
+        if input is not None and self.stdin is None:
+            raise ValueError("communicate: input needs stdin=PIPE")
+        if self._comm_view is not None and input:
+            raise ValueError("Cannot send input after starting communication")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        view, self._comm_view = self._comm_view or memoryview(b""), None
+        if self.stdin is not None and not self.stdin.closed and not view:
+            try:
+                self.stdin.flush()
+            except BrokenPipeError:
+                pass
+            if input:
+                data = input.encode(*self._codec) if isinstance(input, str) and self._codec else input
+                if not isinstance(data, (bytes, bytearray, memoryview)):
+                    raise TypeError("communicate: input must be bytes (or str in text mode)")
+                view = memoryview(bytes(data))
+            if not view:
+                self._close_stdin()
+        readers = [self._readers[0], self._readers[1]]
+        raw = self._stdin_raw
+        while True:
+            final = self._final() is not None
+            # Output is read as it comes: with backpressure the child waits for it.
+            for i, f in enumerate(readers):
+                if f is not None and not f.closed:
+                    self._comm[i].append(f.drain(False))
+            if view and raw is not None:
+                try:
+                    n = raw.write_nowait(view[:_FEED])
+                    if n:
+                        view = view[n:]
+                except BrokenPipeError:
+                    view = memoryview(b"")  # the child does not read it all: as subprocess
+                if not view:
+                    self._close_stdin()
+            if final and not view:
+                break
+            ms = None
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._comm_view = view  # the rest goes with the next communicate()
+                    raise TimeoutExpired(self.args, cast(float, timeout))
+                ms = math.ceil(left * 1000)
+            self._poll_any(ms, raw if view else None)
+        result: List[Any] = [None, None]
+        for i, f in enumerate(readers):
+            if f is None:
+                continue
+            if not f.closed:
+                self._comm[i].append(f.drain(True))
+                f.close()
+            parts, self._comm[i] = self._comm[i], []
+            result[i] = ("" if self._codec else b"").join(parts)
+        return result[0], result[1]
+
+    def _close_stdin(self) -> None:
+        if self.stdin is not None:
+            try:
+                self.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def _poll_any(self, ms: Optional[int], stdin: Optional[StdinWriter]) -> None:
+        fds = []
+        d = self._dup()
+        if d is None:
+            return
+        fds.append(d)
+        try:
+            poller = select.poll()
+            poller.register(d, select.POLLIN)
+            for f in self._readers:
+                if f is not None and not f.closed:
+                    poller.register(f.fileno_for_poll(), select.POLLIN)
+            if stdin is not None:
+                poller.register(stdin.fileno_for_poll(), select.POLLOUT)
+            poller.poll(ms)
+        finally:
+            os.close(d)
+
+    # ---- live output ---------------------------------------------------
 
     def iter_output(self, stream: StreamName = "stdout") -> Iterator[bytes]:
         """Yield the bytes the child writes to ``stream`` as they come.
 
-        Ends when the result is final and everything was read. Starts from the
-        first byte kept. Blocks between chunks on the library's readiness fd
-        (Ctrl-C works). One reader per stream; if output outruns the
-        ``max_output`` limit, the dropped middle is skipped.
+        Ends when the result is final and everything was read; the position
+        is the stream's own (shared with ``p.stdout``/``p.stderr``: one
+        reader per stream). Raises :class:`sup.OutputGap` once where the
+        reader fell behind ``max_output``; a new ``iter_output`` goes on
+        after the gap. Works whatever the routing sup captured (``PIPE`` or
+        ``None``).
         """
-        s = _stream(stream)
-        fd = self._dup(s)
-        if fd is None:
+        src = self._source(_stream(stream))
+        if src is None:
             return
-        pos, n = ctypes.c_uint64(0), ctypes.c_size_t(0)
-        buf = ctypes.create_string_buffer(_CHUNK)
-        try:
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            while True:
-                got = self._read_chunk(s, pos, buf, n)
-                if got is None:
-                    return
-                final, data = got
-                if data:
-                    yield data
-                elif final:
-                    return
-                else:
-                    poller.poll()
-        finally:
-            os.close(fd)
+        while True:
+            got = src.next(True)
+            if got is None:
+                return
+            if isinstance(got, int):
+                raise OutputGap(src.name, got)
+            yield got
 
     async def aiter_output(self, stream: StreamName = "stdout") -> AsyncIterator[bytes]:
         """iter_output for asyncio: waits on the event loop, no thread."""
-        s = _stream(stream)
-        loop = asyncio.get_running_loop()
-        fd = self._dup(s)
-        if fd is None:
+        src = self._source(_stream(stream))
+        if src is None:
             return
-        pos, n = ctypes.c_uint64(0), ctypes.c_size_t(0)
-        buf = ctypes.create_string_buffer(_CHUNK)
-        try:
-            while True:
-                got = self._read_chunk(s, pos, buf, n)
-                if got is None:
-                    return
-                final, data = got
-                if data:
-                    yield data
-                elif final:
-                    return
-                else:
-                    await _readable(loop, fd)
-        finally:
-            os.close(fd)
+        while True:
+            got = await src.next_async()
+            if got is None:
+                return
+            if isinstance(got, int):
+                raise OutputGap(src.name, got)
+            yield got
 
     # ---- lifetime ------------------------------------------------------
 
     def close(self) -> None:
-        """Abort the child if it still runs, reap it, free the handle. Idempotent.
+        """Abort the child if it still runs, reap it, close the pipes. Idempotent.
 
-        Any thread; waits blocked in other threads return the (aborted) result.
+        Any thread; waits blocked in other threads return. The library's
+        handle is freed when the last :class:`Result` read from it goes.
         """
         with self._lock:
-            if self._closed:
+            h = self._h
+            if h is None:
                 return
-            a, h = self._api, self._handle
             try:
-                if check(a.poll(h, 0), "sup_poll") != 1:
-                    check(a.abort(h), "sup_abort")
+                if check(h.api.poll(h.ptr, 0), "sup_poll") != 1:
+                    check(h.api.abort(h.ptr), "sup_abort")
                     # SIGKILL to the group: final within milliseconds, bounded
                     # by the library even if something holds the pipes.
-                    check(a.poll(h, -1), "sup_poll")
+                    check(h.api.poll(h.ptr, -1), "sup_poll")
                 if self._result is None:
-                    self._result = from_handle(a, h, self.args, self.pid, self._json)
-                self._json.stash(lambda: a.result(h))
+                    self._result = from_handle(h, self.args, self.pid)
             finally:
-                self._closed = True
-                self._handle = 0
-                a.release(h)
+                self._h = None
+                sources = list(self._sources.values())
+        for f in (self.stdin, self.stdout, self.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except (BrokenPipeError, ValueError):
+                    pass
+        for src in sources:
+            src.close()
 
     def __enter__(self) -> Popen:
         return self
@@ -371,87 +584,241 @@ class Popen:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> None:
-        self.close()
+        try:
+            for f in (self.stdout, self.stderr):
+                if f is not None:
+                    f.close()
+            if self.stdin is not None:
+                try:
+                    self.stdin.close()
+                except BrokenPipeError:
+                    pass
+            if self._kill_on_exit:
+                self.abort()
+            elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                # The child, in a group of its own, did not get the Ctrl-C:
+                # pass it on gracefully, as run() does, then wait.
+                self.interrupt()
+            self._wait_result()
+        finally:
+            self.close()  # aborts only a child still running (Ctrl-C in the wait)
+
+    async def __aenter__(self) -> Popen:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        try:
+            for f in (self.stdout, self.stderr):
+                if f is not None:
+                    f.close()
+            if self.stdin is not None:
+                try:
+                    self.stdin.close()
+                except BrokenPipeError:
+                    pass
+            if self._kill_on_exit or (
+                exc_type is not None and issubclass(exc_type, asyncio.CancelledError)
+            ):
+                self.abort()  # a cancelled task does not wait, as run_async
+            elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                self.interrupt()
+            await self._wait_result_async()
+        finally:
+            self.close()
 
     def __del__(self) -> None:
-        h = getattr(self, "_handle", 0)
-        if not h or getattr(self, "_closed", True):
+        h = getattr(self, "_h", None)
+        if h is None:
             return
         try:
-            if self._api.poll(h, 0) != 1:
+            if h.api.poll(h.ptr, 0) != 1:
                 warnings.warn(
                     f"sup: child {self.pid} still running when its Popen was "
                     "collected: aborted (use a with-block or close())",
                     ResourceWarning,
                     source=self,
                 )
-            if self._result is not None:
-                self._json.stash(lambda: self._api.result(h))
-            self._closed = True
-            self._handle = 0
-            self._api.release(h)
+                h.api.abort(h.ptr)
         except Exception:  # interpreter shutdown: the library reaps at exit
             pass
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self._h is None else "open"
         return f"<sup.Popen pid={getattr(self, 'pid', None)} args={getattr(self, 'args', None)!r} {state}>"
 
 
+def _run_popen(
+    args: Args,
+    stdin: StdioArg,
+    input: Union[bytes, str, None],
+    stdout: StdioArg,
+    stderr: StdioArg,
+    capture_output: bool,
+    timeout: Optional[float],
+    max_runtime: Optional[float],
+    kw: Dict[str, Any],
+) -> Popen:
+    if capture_output:
+        if stdout is not None or stderr is not None:
+            raise ValueError("stdout and stderr arguments may not be used with capture_output.")
+        stdout = stderr = PIPE
+    if timeout is not None and max_runtime is not None:
+        raise SpecError("timeout: give timeout (raises TimeoutExpired) or max_runtime (returns), not both")
+    _spec.seconds_ms(timeout, "timeout", False)  # named as the caller named it
+    p = Popen(
+        args,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        input=input,
+        max_runtime=timeout if timeout is not None else max_runtime,
+        **kw,
+    )
+    if p.stdin is not None:
+        p.stdin.close()  # as subprocess.run: nothing to send but input
+    return p
+
+
+def _completed(p: Popen, r: Result, timeout: Optional[float], check: bool) -> CompletedProcess:
+    routes = p._routes
+    out = _decode(r.stdout, p._codec) if routes[1] == PIPE else None
+    err = _decode(r.stderr, p._codec) if routes[2] == PIPE and not p._pty else None
+    rc = _returncode(r)
+    if timeout is not None and r.outcome is Outcome.MAX_RUNTIME:
+        raise TimeoutExpired(p.args, timeout, out, err, r)
+    if check and rc:
+        raise CalledProcessError(rc, p.args, out, err, r)
+    return CompletedProcess(p.args, rc, out, err, r)
+
+
 def run(
-    args: Sequence[StrOrBytesPath],
+    args: Args,
     *,
-    idle_timeout: Optional[float] = None,
+    stdin: StdioArg = None,
+    input: Union[bytes, str, None] = None,
+    stdout: StdioArg = None,
+    stderr: StdioArg = None,
+    capture_output: bool = False,
+    shell: bool = False,
+    cwd: Optional[StrOrBytesPath] = None,
     timeout: Optional[float] = None,
+    check: bool = False,
+    encoding: Optional[str] = None,
+    errors: Optional[str] = None,
+    text: Optional[bool] = None,
+    env: Optional[Env] = None,
+    env_update: Optional[EnvUpdate] = None,
+    universal_newlines: Optional[bool] = None,
+    idle_timeout: Optional[float] = None,
+    first_output_timeout: Optional[float] = None,
+    max_runtime: Optional[float] = None,
     grace: Optional[float] = None,
     signal: Union[int, str, None] = None,
     kill_on_timeout: bool = False,
-    input: Optional[bytes] = None,
-    stdin: Optional[Stdin] = None,
-    cwd: Optional[StrOrBytesPath] = None,
-    env: Optional[Mapping[Union[str, bytes], EnvValue]] = None,
     max_output: Optional[int] = None,
     backpressure: Optional[int] = None,
-) -> Result:
-    """Run ``args`` under supervision and return its final :class:`Result`.
+    pty: Union[bool, Tuple[int, int]] = False,
+    contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
+) -> CompletedProcess:
+    """Run ``args`` under supervision; subprocess.run's keywords and meanings.
 
-    Timeouts do not raise: they end the child (interrupt signal, SIGKILL after
-    ``grace``; at once with ``kill_on_timeout``) and show in ``outcome``, with
-    the output captured until then. A KeyboardInterrupt interrupts the child
-    gracefully, waits for its final result (a second Ctrl-C aborts it), and is
-    re-raised.
+    Returns a :class:`sup.CompletedProcess` (a subprocess.CompletedProcess)
+    whose ``result`` is sup's :class:`Result`. ``timeout`` ends the child and
+    raises :class:`sup.TimeoutExpired` with the output so far; ``check``
+    raises :class:`sup.CalledProcessError` for a returncode other than 0.
+    The child is ended by sup's escalation: the interrupt ``signal`` (default
+    SIGTERM) to its process group, SIGKILL ``grace`` seconds later (default
+    5; at once with ``kill_on_timeout``).
 
-    Keywords: ``idle_timeout`` seconds of silence on stdout and stderr both;
-    ``timeout`` maximum runtime in seconds; ``grace`` seconds between the
-    interrupt signal and SIGKILL (library default 5); ``signal`` the interrupt
-    signal (number or name, default SIGTERM); ``input`` bytes for stdin, or
-    ``stdin=sup.INHERIT`` (default /dev/null); ``cwd``; ``env`` variables to
-    set (a None value removes one; the rest is inherited); ``max_output``
-    bytes kept per stream (head and newest tail; default 16 MiB);
-    ``backpressure`` bytes a live reader may fall behind before the child is
-    held back (default: never held back).
+    sup's keywords: ``idle_timeout`` seconds without a byte on stdout or
+    stderr; ``first_output_timeout`` seconds to the first byte;
+    ``max_runtime`` like timeout but returning (``outcome`` says
+    MAX_RUNTIME); ``max_output`` bytes kept per stream (head and newest
+    tail; default 16 MiB); ``backpressure`` bytes a live reader may lag
+    before the child is held back; ``env_update`` variables to set on top of
+    the inherited environment (None removes one); ``pty`` True or
+    (rows, cols): the child on a pseudo-terminal (its output is the stdout
+    stream); ``contain`` "group" (default), "cgroup" or "auto": a cgroup
+    holds the child's whole tree, ended with it; ``cgroup_parent`` where
+    sup makes its cgroups. Those endings return normally.
+
+    A KeyboardInterrupt interrupts the child gracefully, waits for its end
+    (a second Ctrl-C aborts it), and is re-raised. Any other exception
+    aborts it.
     """
-    with Popen(
-        args,
-        idle_timeout=idle_timeout,
-        timeout=timeout,
-        grace=grace,
-        signal=signal,
-        kill_on_timeout=kill_on_timeout,
-        input=input,
-        stdin=stdin,
-        cwd=cwd,
-        env=env,
-        max_output=max_output,
-        backpressure=backpressure,
-    ) as p:
+    p = _run_popen(
+        args, stdin, input, stdout, stderr, capture_output, timeout, max_runtime,
+        dict(shell=shell, cwd=cwd, env=env, env_update=env_update, text=text, encoding=encoding,
+             errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
+             first_output_timeout=first_output_timeout, grace=grace, signal=signal,
+             kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
+    )
+    try:
         try:
-            return p.wait()
+            r = p._wait_result()
         except KeyboardInterrupt:
             p.interrupt()
             try:
-                p.wait()
+                p._wait_result()
             except KeyboardInterrupt:
                 p.abort()  # the second Ctrl-C; close() reaps
             raise
+    finally:
+        p.close()
+    return _completed(p, r, timeout, check)
 
+
+async def run_async(
+    args: Args,
+    *,
+    stdin: StdioArg = None,
+    input: Union[bytes, str, None] = None,
+    stdout: StdioArg = None,
+    stderr: StdioArg = None,
+    capture_output: bool = False,
+    shell: bool = False,
+    cwd: Optional[StrOrBytesPath] = None,
+    timeout: Optional[float] = None,
+    check: bool = False,
+    encoding: Optional[str] = None,
+    errors: Optional[str] = None,
+    text: Optional[bool] = None,
+    env: Optional[Env] = None,
+    env_update: Optional[EnvUpdate] = None,
+    universal_newlines: Optional[bool] = None,
+    idle_timeout: Optional[float] = None,
+    first_output_timeout: Optional[float] = None,
+    max_runtime: Optional[float] = None,
+    grace: Optional[float] = None,
+    signal: Union[int, str, None] = None,
+    kill_on_timeout: bool = False,
+    max_output: Optional[int] = None,
+    backpressure: Optional[int] = None,
+    pty: Union[bool, Tuple[int, int]] = False,
+    contain: Optional[str] = None,
+    cgroup_parent: Optional[StrOrBytesPath] = None,
+) -> CompletedProcess:
+    """:func:`run` for asyncio: awaits on the event loop, no thread.
+
+    Cancelling the awaiting task aborts the child (as any exception does).
+    """
+    p = _run_popen(
+        args, stdin, input, stdout, stderr, capture_output, timeout, max_runtime,
+        dict(shell=shell, cwd=cwd, env=env, env_update=env_update, text=text, encoding=encoding,
+             errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
+             first_output_timeout=first_output_timeout, grace=grace, signal=signal,
+             kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
+    )
+    try:
+        r = await p._wait_result_async()
+    finally:
+        p.close()
+    return _completed(p, r, timeout, check)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import ctypes
 import enum
-import json as _json
 import signal as _signal
-import weakref
+import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Dict, Literal, Optional
 
 from . import _lib
-from ._errors import SupError, check
+from ._errors import CalledProcessError, SupError, check
 
 
 class Outcome(enum.Enum):
@@ -37,10 +36,12 @@ def _signal_value(n: int) -> int:
 class Result:
     """What happened to a child, decided once and never changed afterwards."""
 
-    args: Sequence[Any]
+    args: Any  #: the args given to run/Popen
     pid: int
     outcome: Outcome
-    returncode: Optional[int]  #: exit code; None when signaled or status lost
+    #: exit code, or -N when signal N ended it (as subprocess); None only
+    #: when status_lost
+    returncode: Optional[int]
     signal: Optional[int]  #: signal that killed it (a signal.Signals when known)
     forced_kill: bool  #: sup had to send SIGKILL
     status_lost: bool  #: the host reaped the child itself (SIGCHLD ignored, waitpid(-1))
@@ -49,17 +50,23 @@ class Result:
     stdout_omitted: int  #: bytes dropped from the middle of stdout
     stderr_omitted: int
     duration: float  #: seconds from spawn to the final result
+    #: for IDLE_TIMEOUT, which limit fired: "first_output" (first_output_timeout)
+    #: or "idle" (idle_timeout); None for every other outcome
+    phase: Optional[Literal["first_output", "idle"]]
     _json_source: "JsonSource" = field(repr=False, compare=False)
 
     @cached_property
     def json(self) -> Dict[str, Any]:
         """The library's result JSON (``sup_result``), parsed.
 
-        Built on first access: for a child that printed megabytes, the
-        library's JSON text (with the captured output as text) costs far more
-        than the typed fields, and most callers never need it.
+        Fetched from the library on first access only: for a child that
+        printed megabytes, the JSON text (the captured output as escaped
+        text) costs far more than the typed fields, and most callers never
+        need it. The Result keeps the library's handle for it.
         """
-        parsed: Dict[str, Any] = _json.loads(self._json_source.get())
+        import json  # only for those who ask
+
+        parsed: Dict[str, Any] = json.loads(self._json_source.get())
         return parsed
 
     def __repr__(self) -> str:
@@ -72,44 +79,46 @@ class Result:
 
 
 class JsonSource:
-    """The result's JSON text, fetched from the handle on demand.
+    """The result's JSON text, fetched from the handle on demand."""
 
-    The owner stashes the text (``stash``) before it releases the handle, so
-    that a Result that outlives its Popen can still produce it.
-    """
+    __slots__ = ("_handle",)
 
-    def __init__(self, fetch: Callable[[], Optional[bytes]]) -> None:
-        # No lock of its own: fetch takes the Popen's lock, and stash is only
-        # called under it, before the handle is marked closed. A weak
-        # reference, so that a Result does not keep its Popen (and the
-        # library's handle) alive: the Popen stashes the text when it goes.
-        self._fetch: Optional[weakref.WeakMethod[Callable[[], Optional[bytes]]]] = (
-            weakref.WeakMethod(fetch)
-        )
-        self._raw: Optional[bytes] = None
+    def __init__(self, handle: _lib.Handle) -> None:
+        self._handle = handle
 
     def get(self) -> bytes:
-        if self._raw is None:
-            ref = self._fetch
-            fetch = None if ref is None else ref()
-            if fetch is not None:
-                raw = fetch()  # None once closed: then stash() has set _raw
-                if raw is not None and self._raw is None:
-                    self._raw = raw
-        if self._raw is None:
+        h = self._handle
+        raw = h.api.result(h.ptr)
+        if raw is None:
             raise MemoryError("sup: cannot read the result JSON")
-        return self._raw
+        return raw
 
-    def stash(self, fetch: Callable[[], Optional[bytes]]) -> None:
-        """Fetch now if not done yet, then forget the handle.
 
-        Called by the owner (its lock held, or from __del__) just before it
-        releases the handle, with a direct fetch: the weak one may already be
-        dead when a reference cycle is collected.
-        """
-        if self._raw is None:
-            self._raw = fetch()
-        self._fetch = None
+class CompletedProcess(subprocess.CompletedProcess[Any]):
+    """What ``sup.run`` returns: ``subprocess.CompletedProcess`` itself.
+
+    ``stdout``/``stderr`` follow subprocess: the output (bytes, or str in
+    text mode) for a stream given ``PIPE``, else None. sup's own record,
+    with the bytes it captured whatever the routing, is ``result``.
+    """
+
+    def __init__(
+        self, args: Any, returncode: int, stdout: Any, stderr: Any, result: Result
+    ) -> None:
+        super().__init__(args, returncode, stdout, stderr)
+        self.result = result
+
+    @property
+    def outcome(self) -> Outcome:
+        """``result.outcome``: what ended the child."""
+        return self.result.outcome
+
+    def check_returncode(self) -> None:
+        """Raise :class:`sup.CalledProcessError` if returncode is not 0."""
+        if self.returncode:
+            raise CalledProcessError(
+                self.returncode, self.args, self.stdout, self.stderr, self.result
+            )
 
 
 def _optional(code: int) -> Optional[int]:
@@ -126,6 +135,8 @@ def _output(a: _lib.Api, h: int, stream: int) -> bytes:
     return ctypes.string_at(ptr, n.value)
 
 
+_PHASES: Dict[int, Literal["first_output", "idle"]] = {1: "first_output", 2: "idle"}
+
 _OUTCOMES = {
     1: Outcome.EXITED,
     2: Outcome.SIGNALED,
@@ -136,10 +147,9 @@ _OUTCOMES = {
 }
 
 
-def from_handle(
-    a: _lib.Api, h: int, args: Sequence[Any], pid: int, json_source: JsonSource
-) -> Result:
+def from_handle(handle: _lib.Handle, args: Any, pid: int) -> Result:
     """Read the final result off a handle (the caller knows it is final)."""
+    a, h = handle.api, handle.ptr
     code = check(a.result_outcome(h), "result")
     outcome = _OUTCOMES.get(code)
     if outcome is None:
@@ -153,6 +163,11 @@ def from_handle(
         term = _optional(a.result_term_signal(h))
         if term is None:
             lost = check(a.result_status_lost(h), "result") == 1
+        else:
+            returncode = -term
+    phase: Optional[Literal["first_output", "idle"]] = None
+    if outcome is Outcome.IDLE_TIMEOUT:
+        phase = _PHASES.get(check(a.result_phase(h), "result"))
     return Result(
         args=args,
         pid=pid,
@@ -166,5 +181,6 @@ def from_handle(
         stdout_omitted=check(a.result_omitted_bytes(h, _lib.STDOUT), "result"),
         stderr_omitted=check(a.result_omitted_bytes(h, _lib.STDERR), "result"),
         duration=a.result_duration_ms(h) / 1000.0,
-        _json_source=json_source,
+        phase=phase,
+        _json_source=JsonSource(handle),
     )

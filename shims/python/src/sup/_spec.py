@@ -16,25 +16,38 @@ import math
 import os
 import re
 import signal as _signal
+import subprocess
 import sys
-from typing import Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._errors import SpecError
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
-EnvValue = Union[str, bytes, None]
+#: ``env=``: the child's whole environment, typed as typeshed types subprocess's.
+Env = Union[Mapping[str, StrOrBytesPath], Mapping[bytes, StrOrBytesPath]]
+#: ``env_update=``: changes to the inherited environment; None removes a variable.
+EnvUpdate = Union[
+    Mapping[str, Optional[StrOrBytesPath]], Mapping[bytes, Optional[StrOrBytesPath]]
+]
+
+PIPE = subprocess.PIPE
+STDOUT = subprocess.STDOUT
+DEVNULL = subprocess.DEVNULL
 
 
-class Stdin(enum.Enum):
-    """Where the child's stdin comes from when ``input`` is not given."""
+class Stdio(enum.Enum):
+    """sup's own routing beside subprocess's PIPE, STDOUT and DEVNULL."""
 
-    DEVNULL = "null"
+    #: The host's own descriptor; for stdout/stderr sup neither captures nor
+    #: watches it (no idle clock). For stdin it is what None means.
     INHERIT = "inherit"
 
 
-DEVNULL = Stdin.DEVNULL
-INHERIT = Stdin.INHERIT
+INHERIT = Stdio.INHERIT
+
+#: What stdin=, stdout= and stderr= accept.
+StdioArg = Union[int, Stdio, None]
 
 _ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\"}
 _NEEDS_ESCAPE = re.compile(rb'[\x00-\x1f"\\]')
@@ -75,7 +88,7 @@ def _fsbytes(value: object, key: str) -> bytes:
     return raw
 
 
-def _seconds_ms(value: Optional[float], key: str, allow_zero: bool) -> Optional[int]:
+def seconds_ms(value: Optional[float], key: str, allow_zero: bool) -> Optional[int]:
     """Seconds as a float to whole milliseconds; None (or inf) is off."""
     if value is None:
         return None
@@ -109,34 +122,66 @@ def _signal_number(value: Union[int, str, None]) -> Optional[int]:
     return n
 
 
+_ROUTE_NAMES = {PIPE: "PIPE", STDOUT: "STDOUT", DEVNULL: "DEVNULL"}
+
+
+def _route(value: StdioArg, key: str, allowed: Tuple[object, ...]) -> object:
+    if isinstance(value, bool) or value not in allowed:
+        names = ", ".join(
+            "None" if a is None else "sup.INHERIT" if a is INHERIT else f"sup.{_ROUTE_NAMES[a]}"  # type: ignore[index]
+            for a in allowed
+        )
+        extra = ""
+        if hasattr(value, "fileno") or (type(value) is int and value >= 0):
+            extra = " (a file or descriptor is not supported: sup runs the child's stdio itself)"
+        raise SpecError(f"{key}: must be one of {names}, not {value!r}{extra}")
+    return value
+
+
+def _env_items(mapping: object, key: str, allow_none: bool) -> List[Tuple[bytes, Optional[bytes]]]:
+    if not isinstance(mapping, Mapping):
+        raise SpecError(f"{key}: must be a mapping, not {type(mapping).__name__}")
+    out: List[Tuple[bytes, Optional[bytes]]] = []
+    for name, value in mapping.items():
+        raw = _fsbytes(name, key)
+        if not raw or b"=" in raw:
+            raise SpecError(f"{key}: invalid variable name {name!r}")
+        if value is None:
+            if not allow_none:
+                raise SpecError(
+                    f"{key}: the value of {name!r} is None (env= is the whole environment; "
+                    "env_update={name: None} removes a variable)"
+                )
+            out.append((raw, None))
+        else:
+            out.append((raw, _fsbytes(value, f"{key}[{name!r}]")))
+    return out
+
+
 def build(
     args: Sequence[StrOrBytesPath],
     *,
     idle_timeout: Optional[float],
-    timeout: Optional[float],
+    first_output_timeout: Optional[float],
+    max_runtime: Optional[float],
     grace: Optional[float],
     signal: Union[int, str, None],
     kill_on_timeout: bool,
     input: Optional[bytes],
-    stdin: Optional[Stdin],
+    stdin: StdioArg,
+    stdout: StdioArg,
+    stderr: StdioArg,
+    pty: Union[bool, Tuple[int, int]],
     cwd: Optional[StrOrBytesPath],
-    env: Optional[Mapping[Union[str, bytes], EnvValue]],
+    env: Optional[Env],
+    env_update: Optional[EnvUpdate],
     max_output: Optional[int],
     backpressure: Optional[int],
+    contain: Optional[str],
+    cgroup_parent: Optional[StrOrBytesPath],
 ) -> bytes:
-    """The spec's JSON text, as bytes."""
-    if isinstance(args, (str, bytes)) or (
-        type(args) is not list and isinstance(args, os.PathLike)
-    ):
-        raise SpecError(
-            "args: must be a sequence of arguments, not a single "
-            f"{type(args).__name__} (there is no shell: use ['sh', '-c', command])"
-        )
-    try:
-        items: Iterable[StrOrBytesPath] = list(args)
-    except TypeError:
-        raise SpecError(f"args: must be a sequence, not {type(args).__name__}") from None
-    argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(items)]
+    """The spec's JSON text, as bytes. ``args`` is already a list."""
+    argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
     if not argv:
         raise SpecError("args: must not be empty")
     parts: List[bytes] = [b'{"argv":[' + b",".join(argv) + b"]"]
@@ -144,39 +189,66 @@ def build(
     if cwd is not None:
         parts.append(b'"cwd":' + _jstr(_fsbytes(cwd, "cwd")))
 
-    if env is not None:
-        if not isinstance(env, Mapping):
-            raise SpecError(f"env: must be a mapping, not {type(env).__name__}")
-        items_env: List[bytes] = []
-        for name, value in env.items():
-            key = _fsbytes(name, "env")
-            if not key or b"=" in key:
-                raise SpecError(f"env: invalid variable name {name!r}")
-            if value is None:
-                items_env.append(_jstr(key) + b":null")
-            else:
-                items_env.append(
-                    _jstr(key) + b":" + _jstr(_fsbytes(value, f"env[{name!r}]"))
-                )
+    if env is not None or env_update is not None:
+        merged: dict[bytes, Optional[bytes]] = {}
+        if env is not None:
+            merged.update(_env_items(env, "env", False))
+        if env_update is not None:
+            for name, value in _env_items(env_update, "env_update", True):
+                if env is not None and value is None:
+                    merged.pop(name, None)  # a clean environment: removing is leaving out
+                else:
+                    merged[name] = value
+        items_env = [
+            _jstr(k) + (b":null" if v is None else b":" + _jstr(v)) for k, v in merged.items()
+        ]
+        if env is not None:
+            parts.append(b'"env_clear":true')
         parts.append(b'"env":{' + b",".join(items_env) + b"}")
 
-    if input is not None:
-        if stdin is not None:
-            raise SpecError("input: stdin and input arguments may not both be used")
-        if not isinstance(input, (bytes, bytearray, memoryview)):
-            raise SpecError(f"input: must be bytes, not {type(input).__name__}")
-        parts.append(b'"stdin":{"base64":"' + base64.b64encode(bytes(input)) + b'"}')
-    elif stdin is not None:
-        if not isinstance(stdin, Stdin):
-            raise SpecError(
-                f"stdin: must be sup.DEVNULL or sup.INHERIT, not {stdin!r}"
-            )
-        parts.append(b'"stdin":' + _jstr(stdin.value.encode()))
+    if pty is not False:
+        if pty is True:
+            parts.append(b'"pty":true')
+        elif (
+            isinstance(pty, tuple)
+            and len(pty) == 2
+            and all(type(x) is int and 1 <= x <= 65535 for x in pty)
+        ):
+            parts.append(b'"pty":{"rows":%d,"cols":%d}' % pty)
+        else:
+            raise SpecError(f"pty: must be True, False or (rows, cols) from 1 to 65535, not {pty!r}")
+        _route(stdin, "stdin", (None, PIPE))
+        _route(stdout, "stdout", (None, PIPE))
+        _route(stderr, "stderr", (None, STDOUT))
+        if input is not None:
+            raise SpecError("input: not with pty (write to p.stdin, or communicate(input))")
+    else:
+        if input is not None:
+            if stdin is not None:
+                raise SpecError("input: stdin and input arguments may not both be used")
+            if not isinstance(input, (bytes, bytearray, memoryview)):
+                raise SpecError(
+                    f"input: must be bytes (or str with text=True), not {type(input).__name__}"
+                )
+            parts.append(b'"stdin":{"base64":"' + base64.b64encode(bytes(input)) + b'"}')
+        else:
+            route = _route(stdin, "stdin", (None, PIPE, DEVNULL, INHERIT))
+            name = {None: b"inherit", INHERIT: b"inherit", PIPE: b"pipe", DEVNULL: b"null"}[route]  # type: ignore[index]
+            parts.append(b'"stdin":"' + name + b'"')
+        out_names = {None: b"tee", PIPE: b"pipe", DEVNULL: b"null", INHERIT: b"inherit"}
+        route = _route(stdout, "stdout", (None, PIPE, DEVNULL, INHERIT))
+        if route is not PIPE:  # "pipe" is the library's default
+            parts.append(b'"stdout":"' + out_names[route] + b'"')  # type: ignore[index]
+        route = _route(stderr, "stderr", (None, PIPE, STDOUT, DEVNULL, INHERIT))
+        if route is not PIPE:
+            name = b"stdout" if route == STDOUT else out_names[route]  # type: ignore[index]
+            parts.append(b'"stderr":"' + name + b'"')
 
     for spec_key, ms in (
-        (b"idle_timeout_ms", _seconds_ms(idle_timeout, "idle_timeout", False)),
-        (b"max_runtime_ms", _seconds_ms(timeout, "timeout", False)),
-        (b"grace_ms", _seconds_ms(grace, "grace", True)),
+        (b"idle_timeout_ms", seconds_ms(idle_timeout, "idle_timeout", False)),
+        (b"first_output_timeout_ms", seconds_ms(first_output_timeout, "first_output_timeout", False)),
+        (b"max_runtime_ms", seconds_ms(max_runtime, "max_runtime", False)),
+        (b"grace_ms", seconds_ms(grace, "grace", True)),
     ):
         if ms is not None:
             parts.append(b'"%s":%d' % (spec_key, ms))
@@ -199,4 +271,32 @@ def build(
             raise SpecError(f"{kw}: must be a non-negative int (bytes), not {count!r}")
         parts.append(b'"%s":%d' % (spec_key, count))
 
+    if contain is not None:
+        if contain not in ("group", "cgroup", "auto"):
+            raise SpecError(f"contain: must be 'group', 'cgroup' or 'auto', not {contain!r}")
+        parts.append(b'"contain":"' + contain.encode() + b'"')
+    if cgroup_parent is not None:
+        parts.append(b'"cgroup_parent":' + _jstr(_fsbytes(cgroup_parent, "cgroup_parent")))
+
     return b",".join(parts) + b"}"
+
+
+def argv(args: object, shell: bool) -> List[StrOrBytesPath]:
+    """subprocess's reading of args: a str, bytes or path is one program;
+    with shell=True, ``/bin/sh -c`` runs the first item."""
+    if not isinstance(shell, bool):
+        raise SpecError(f"shell: must be True or False, not {shell!r}")
+    if isinstance(args, (str, bytes, os.PathLike)):
+        items: List[StrOrBytesPath] = [args]
+    else:
+        try:
+            items = list(args)  # type: ignore[call-overload]
+        except TypeError:
+            raise SpecError(
+                f"args: must be a sequence of arguments or one str, bytes or path, not {type(args).__name__}"
+            ) from None
+    if not items:
+        raise SpecError("args: must not be empty")
+    if shell:
+        return ["/bin/sh", "-c", *items]
+    return items

@@ -1,4 +1,4 @@
-//! Raw FFI declarations for libsup, hand-written from `include/sup.h` (ABI 0.2).
+//! Raw FFI declarations for libsup, hand-written from `include/sup.h` (ABI 0.3).
 //!
 //! Every function of the header is declared here with the same C types; the
 //! test `tests/header.rs` parses the header's `SUP_API` prototypes and
@@ -17,7 +17,7 @@
 use libc::{c_char, c_double, c_int, c_void, size_t};
 
 /// `SUP_VERSION_NUMBER` of the header these declarations were written from.
-pub const SUP_VERSION_NUMBER: c_int = 200;
+pub const SUP_VERSION_NUMBER: c_int = 300;
 
 /// Success.
 pub const SUP_OK: c_int = 0;
@@ -25,6 +25,8 @@ pub const SUP_OK: c_int = 0;
 pub const SUP_EPERM: c_int = -1;
 /// argv\[0\] not found, or a path in the spec does not exist.
 pub const SUP_ENOENT: c_int = -2;
+/// sup_signal / sup_pty_resize: the result is final (the child is gone).
+pub const SUP_ESRCH: c_int = -3;
 /// argv plus environment too large for exec.
 pub const SUP_E2BIG: c_int = -7;
 /// argv\[0\] is not in an executable format.
@@ -49,12 +51,17 @@ pub const SUP_EISDIR: c_int = -21;
 pub const SUP_EINVAL: c_int = -22;
 /// The host is out of file descriptors.
 pub const SUP_EMFILE: c_int = -24;
+/// "pty": no pseudo-terminal left.
+pub const SUP_ENOSPC: c_int = -28;
 /// The child closed its stdin or ended.
 pub const SUP_EPIPE: c_int = -32;
 /// The kernel lacks pidfd / CLONE_PIDFD support.
 pub const SUP_ENOSYS: c_int = -38;
 /// No such value (exit code of a signaled child, ...).
 pub const SUP_ENODATA: c_int = -61;
+/// Not available here: "contain": "cgroup" without a writable cgroup v2
+/// hierarchy; sup_pty_resize on a child without a pty.
+pub const SUP_ENOTSUP: c_int = -95;
 /// sup_release was called while this call waited.
 pub const SUP_ECANCELED: c_int = -125;
 /// A bug in sup.
@@ -88,6 +95,18 @@ pub const SUP_PART_EXEC: c_int = 2;
 pub const SUP_PART_CWD: c_int = 3;
 /// The host or kernel.
 pub const SUP_PART_SYSTEM: c_int = 4;
+
+/// Not an idle_timeout outcome.
+pub const SUP_PHASE_NONE: c_int = 0;
+/// first_output_timeout_ms fired: no byte at all.
+pub const SUP_PHASE_FIRST_OUTPUT: c_int = 1;
+/// idle_timeout_ms fired after output.
+pub const SUP_PHASE_IDLE: c_int = 2;
+
+/// Contained by its process group.
+pub const SUP_CONTAIN_GROUP: c_int = 1;
+/// Contained by a cgroup v2 of its own.
+pub const SUP_CONTAIN_CGROUP: c_int = 2;
 
 /// A buffer of this size always holds sup_spawn_ex's whole detail.
 pub const SUP_ERRBUF_SIZE: usize = 4096;
@@ -137,6 +156,13 @@ pub const DECLARATIONS: &[(&str, &str, &[&str])] = &[
     ("sup_result_status_lost", "int", &["sup_proc *"]),
     ("sup_result_rusage", "int", &["sup_proc *", "double *", "double *", "int64_t *"]),
     ("sup_result_signals", "int", &["sup_proc *", "int *", "double *", "size_t"]),
+    ("sup_signal_name", "const char *", &["int"]),
+    ("sup_signal", "int", &["sup_proc *", "int"]),
+    ("sup_result_phase", "int", &["sup_proc *"]),
+    ("sup_pty_resize", "int", &["sup_proc *", "int", "int"]),
+    ("sup_result_contained", "int", &["sup_proc *"]),
+    ("sup_result_leftovers_ended", "int64_t", &["sup_proc *"]),
+    ("sup_result_tree_cpu", "int", &["sup_proc *", "double *", "double *"]),
 ];
 
 // Keep one declaration per line in this block: tests/header.rs reads it.
@@ -173,4 +199,11 @@ unsafe extern "C" {
     pub fn sup_result_status_lost(p: *mut sup_proc) -> c_int;
     pub fn sup_result_rusage(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double, max_rss_kb: *mut i64) -> c_int;
     pub fn sup_result_signals(p: *mut sup_proc, signals: *mut c_int, at_ms: *mut c_double, cap: size_t) -> c_int;
+    pub fn sup_signal_name(sig: c_int) -> *const c_char;
+    pub fn sup_signal(p: *mut sup_proc, sig: c_int) -> c_int;
+    pub fn sup_result_phase(p: *mut sup_proc) -> c_int;
+    pub fn sup_pty_resize(p: *mut sup_proc, rows: c_int, cols: c_int) -> c_int;
+    pub fn sup_result_contained(p: *mut sup_proc) -> c_int;
+    pub fn sup_result_leftovers_ended(p: *mut sup_proc) -> i64;
+    pub fn sup_result_tree_cpu(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double) -> c_int;
 }

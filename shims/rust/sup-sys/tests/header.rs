@@ -172,6 +172,10 @@ fn constants_match_header() {
     use sup_sys::*;
     let ours: &[(&str, i64)] = &[
         ("SUP_OK", SUP_OK as i64), ("SUP_EPERM", SUP_EPERM as i64), ("SUP_ENOENT", SUP_ENOENT as i64),
+        ("SUP_ESRCH", SUP_ESRCH as i64), ("SUP_ENOTSUP", SUP_ENOTSUP as i64), ("SUP_ENOSPC", SUP_ENOSPC as i64),
+        ("SUP_CONTAIN_GROUP", SUP_CONTAIN_GROUP as i64), ("SUP_CONTAIN_CGROUP", SUP_CONTAIN_CGROUP as i64),
+        ("SUP_PHASE_NONE", SUP_PHASE_NONE as i64), ("SUP_PHASE_FIRST_OUTPUT", SUP_PHASE_FIRST_OUTPUT as i64),
+        ("SUP_PHASE_IDLE", SUP_PHASE_IDLE as i64),
         ("SUP_E2BIG", SUP_E2BIG as i64), ("SUP_ENOEXEC", SUP_ENOEXEC as i64), ("SUP_EBADF", SUP_EBADF as i64),
         ("SUP_ECHILD", SUP_ECHILD as i64), ("SUP_EAGAIN", SUP_EAGAIN as i64), ("SUP_ENOMEM", SUP_ENOMEM as i64),
         ("SUP_EACCES", SUP_EACCES as i64), ("SUP_EBUSY", SUP_EBUSY as i64), ("SUP_ENOTDIR", SUP_ENOTDIR as i64),

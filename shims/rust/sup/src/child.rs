@@ -1,21 +1,26 @@
-use std::ffi::CStr;
-use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result, cvt};
-use crate::output::{Outcome, Output};
+use crate::handle::Handle;
+use crate::io::{ChildStdin, OutputReader};
+use crate::output::Output;
+use crate::signal::Signal;
 
 /// A running (or finished) supervised child.
 ///
-/// Every method takes `&self`: share the child in an [`Arc`](std::sync::Arc)
-/// and [`abort`](Child::abort) or [`interrupt`](Child::interrupt) it from
-/// another thread while one thread [`wait`](Child::wait)s.
+/// Every method takes `&self`: share the child in an [`Arc`] and
+/// [`abort`](Child::abort) or [`interrupt`](Child::interrupt) it from another
+/// thread while one thread [`wait`](Child::wait)s.
 ///
-/// Dropping a `Child` releases it: a child still running is aborted (SIGKILL
-/// to its process group) and reaped first, so nothing is left behind. That
-/// drop blocks briefly, for as long as the kill takes effect (milliseconds).
+/// **Dropping a `Child` ends it**, unlike [`std::process::Child`]: a child
+/// still running is aborted (SIGKILL to its process group) and reaped, so
+/// nothing is left behind. The drop blocks for as long as the kill takes
+/// effect (milliseconds). Readers ([`stdout`](Child::stdout)) and the stdin
+/// writer may outlive the `Child`: they then read what was kept, and end.
 ///
 /// ```
 /// use std::{sync::Arc, thread, time::Duration};
@@ -27,20 +32,11 @@ use crate::output::{Outcome, Output};
 /// # Ok::<(), sup::Error>(())
 /// ```
 pub struct Child {
-    p: NonNull<sup_sys::sup_proc>,
+    h: Arc<Handle>,
     pid: u32,
+    stdin_piped: AtomicBool,
+    output: OnceLock<Arc<Output>>,
 }
-
-// SAFETY: `sup_proc` is built for concurrent use (include/sup.h, THREAD
-// MODEL): every function on a handle may be called from any thread and
-// concurrently, except that no call may *begin* once sup_release has begun.
-// The only sup_release is in `Drop`, which needs ownership of the `Child`, so
-// no `&Child` (and no reader borrowing it) exists any more then: no call can
-// begin after it. The handle's memory is not tied to the creating thread.
-unsafe impl Send for Child {}
-// SAFETY: as above; all methods take `&self` and only call functions the
-// header declares safe to call concurrently on one handle.
-unsafe impl Sync for Child {}
 
 impl std::fmt::Debug for Child {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -49,27 +45,27 @@ impl std::fmt::Debug for Child {
 }
 
 impl Child {
-    pub(crate) fn from_raw(p: NonNull<sup_sys::sup_proc>) -> Child {
+    pub(crate) fn from_raw(p: NonNull<sup_sys::sup_proc>, stdin_piped: bool) -> Child {
         // SAFETY: p is a live handle.
         let pid = unsafe { sup_sys::sup_pid(p.as_ptr()) };
-        Child { p, pid: pid.max(0) as u32 }
+        Child {
+            h: Arc::new(Handle::new(p)),
+            pid: pid.max(0) as u32,
+            stdin_piped: AtomicBool::new(stdin_piped),
+            output: OnceLock::new(),
+        }
     }
 
     fn raw(&self) -> *mut sup_sys::sup_proc {
-        self.p.as_ptr()
+        self.h.raw()
     }
 
     /// The raw handle, for calls of `sup-sys` this crate does not wrap. It
     /// stays valid while `self` lives; do not release it.
     ///
     /// ```
-    /// let child = sup::Command::new("true").spawn()?;
-    /// child.wait()?;
-    /// let mut user_ms = 0.0;
-    /// let rc = unsafe {
-    ///     sup_sys::sup_result_rusage(child.as_raw(), &mut user_ms, std::ptr::null_mut(), std::ptr::null_mut())
-    /// };
-    /// assert_eq!(rc, 0);
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// assert_eq!(unsafe { sup_sys::sup_output_total(child.as_raw(), sup_sys::SUP_STDOUT) }, 0);
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn as_raw(&self) -> *mut sup_sys::sup_proc {
@@ -88,27 +84,21 @@ impl Child {
         self.pid
     }
 
-    /// `sup_poll`: true when final.
-    fn poll(&self, timeout_ms: i32) -> Result<bool> {
-        // SAFETY: the handle is live (see the Send/Sync comment).
-        Ok(cvt(unsafe { sup_sys::sup_poll(self.raw(), timeout_ms) })? == 1)
-    }
-
     /// Waits until the result is final and returns it; may be called again
-    /// (and from several threads) and returns the same result.
+    /// (and from several threads) and returns the same shared result.
     ///
     /// This blocks the calling thread; with the `tokio` feature,
-    /// [`wait_async`](Child::wait_async) does not.
+    /// `wait_async` (feature `tokio`) does not.
     ///
     /// ```
     /// let child = sup::Command::new("echo").arg("hi").spawn()?;
     /// let out = child.wait()?;
     /// assert_eq!(out.stdout, b"hi\n");
-    /// assert_eq!(child.wait()?, out);
+    /// assert!(std::sync::Arc::ptr_eq(&child.wait()?, &out));
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn wait(&self) -> Result<Output> {
-        while !self.poll(-1)? {}
+    pub fn wait(&self) -> Result<Arc<Output>> {
+        while !self.h.poll(-1)? {}
         self.output()
     }
 
@@ -122,8 +112,8 @@ impl Child {
     /// assert!(child.try_wait()?.is_some());
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn try_wait(&self) -> Result<Option<Output>> {
-        if self.poll(0)? { self.output().map(Some) } else { Ok(None) }
+    pub fn try_wait(&self) -> Result<Option<Arc<Output>>> {
+        if self.h.poll(0)? { self.output().map(Some) } else { Ok(None) }
     }
 
     /// Waits up to `timeout` for the result; `None` if the child still runs
@@ -135,7 +125,7 @@ impl Child {
     /// assert!(child.wait_timeout(Duration::from_millis(50))?.is_none());
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn wait_timeout(&self, timeout: Duration) -> Result<Option<Output>> {
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<Option<Arc<Output>>> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
             let left = match deadline {
@@ -143,7 +133,7 @@ impl Child {
                 None => Duration::MAX,
             };
             let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-            if self.poll(ms)? {
+            if self.h.poll(ms)? {
                 return self.output().map(Some);
             }
             if ms == 0 || deadline.is_some_and(|d| Instant::now() >= d) {
@@ -175,7 +165,7 @@ impl Child {
     /// child.abort()?;
     /// let out = child.wait()?;
     /// assert_eq!(out.outcome, sup::Outcome::Aborted);
-    /// assert_eq!(out.signal, Some(libc::SIGKILL));
+    /// assert_eq!(out.signal, Some(sup::Signal::KILL));
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn abort(&self) -> Result<()> {
@@ -183,32 +173,128 @@ impl Child {
         cvt(unsafe { sup_sys::sup_abort(self.raw()) }).map(drop)
     }
 
-    /// A reader of the child's stdout as it is written (see [`OutputReader`]).
+    /// Sends `sig` to the child's process group and main process (in a
+    /// cgroup, to its whole tree), from any thread; listed in
+    /// [`Output::signals_sent`], and the outcome stays what it would have
+    /// been (a child that dies of it is [`Signaled`](crate::Outcome::Signaled)).
+    /// Signal 0 sends nothing: it checks that the child still runs. `Err`
+    /// with code `SUP_ESRCH` once the result is final.
+    ///
+    /// ```
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// child.signal(0)?;                                  // still running
+    /// child.signal(sup::Signal::USR1)?;
+    /// let out = child.wait()?;
+    /// assert_eq!((out.outcome, out.signal), (sup::Outcome::Signaled, Some(sup::Signal::USR1)));
+    /// assert_eq!(child.signal(0).unwrap_err().code(), sup_sys::SUP_ESRCH);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn signal<S: Into<Signal>>(&self, sig: S) -> Result<()> {
+        // SAFETY: live handle; sup_signal is safe from any thread.
+        cvt(unsafe { sup_sys::sup_signal(self.raw(), sig.into().as_raw()) }).map(drop)
+    }
+
+    /// Sets the size of the child's terminal ([`Command::pty`](crate::Command::pty)); the child
+    /// gets `SIGWINCH`. `Err` with code `SUP_ENOTSUP` without a pty,
+    /// `SUP_ESRCH` once the result is final, `SUP_EINVAL` for 0.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let child = sup::Command::new("sh").args(["-c", "read _; stty size"]).pty(24, 80).spawn()?;
+    /// child.resize(50, 132)?;
+    /// writeln!(child.take_stdin().unwrap(), "go")?;
+    /// assert!(child.wait()?.stdout.ends_with(b"50 132\r\n"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resize(&self, rows: u16, cols: u16) -> Result<()> {
+        // SAFETY: live handle.
+        cvt(unsafe { sup_sys::sup_pty_resize(self.raw(), i32::from(rows), i32::from(cols)) }).map(drop)
+    }
+
+    /// A reader of the child's stdout from its first byte, as it is written
+    /// (see [`OutputReader`]). Owned: it may move to another thread or task,
+    /// and outlive the `Child`. Each call makes a new reader.
     ///
     /// ```
     /// use std::io::Read;
     /// let child = sup::Command::new("echo").arg("live").spawn()?;
-    /// let mut s = String::new();
-    /// child.stdout_reader().read_to_string(&mut s).unwrap();
-    /// assert_eq!(s, "live\n");
-    /// # Ok::<(), sup::Error>(())
+    /// let mut r = child.stdout();
+    /// let reader = std::thread::spawn(move || {
+    ///     let mut s = String::new();
+    ///     r.read_to_string(&mut s).map(|_| s)
+    /// });
+    /// assert_eq!(reader.join().unwrap()?, "live\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn stdout_reader(&self) -> OutputReader<'_> {
-        OutputReader { child: self, stream: sup_sys::SUP_STDOUT, pos: 0 }
+    pub fn stdout(&self) -> OutputReader {
+        OutputReader::new(Arc::clone(&self.h), sup_sys::SUP_STDOUT)
     }
 
-    /// A reader of the child's stderr as it is written (see [`OutputReader`]).
+    /// A reader of the child's stderr from its first byte (see
+    /// [`stdout`](Child::stdout)).
     ///
     /// ```
     /// use std::io::Read;
     /// let child = sup::Command::new("sh").args(["-c", "echo err >&2"]).spawn()?;
     /// let mut s = String::new();
-    /// child.stderr_reader().read_to_string(&mut s).unwrap();
+    /// child.stderr().read_to_string(&mut s)?;
     /// assert_eq!(s, "err\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stderr(&self) -> OutputReader {
+        OutputReader::new(Arc::clone(&self.h), sup_sys::SUP_STDERR)
+    }
+
+    /// Takes the writer of the child's stdin, when the command had
+    /// [`.stdin(Stdio::piped())`](crate::Command::stdin) or a
+    /// [`pty`](crate::Command::pty): `Some` once, `None` afterwards and for
+    /// any other stdin. Dropping it closes the child's stdin (it reads end
+    /// of file).
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+    /// let mut stdin = child.take_stdin().unwrap();
+    /// stdin.write_all(b"fed through a pipe")?;
+    /// drop(stdin);
+    /// assert_eq!(child.wait()?.stdout, b"fed through a pipe");
+    /// assert!(child.take_stdin().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_stdin(&self) -> Option<ChildStdin> {
+        if self.stdin_piped.swap(false, Ordering::AcqRel) {
+            Some(ChildStdin::new(Arc::clone(&self.h)))
+        } else {
+            None
+        }
+    }
+
+    /// The library's result as JSON text (`sup_result`), for what
+    /// [`Output`] does not carry; built at the first call (the captured
+    /// streams escaped as text: costly for megabytes of output, which is why
+    /// [`wait`](Child::wait) does not build it). `Err` with code
+    /// `SUP_EBUSY` while the child runs.
+    ///
+    /// ```
+    /// let child = sup::Command::new("true").spawn()?;
+    /// child.wait()?;
+    /// assert!(child.json()?.contains("\"outcome\": \"exited\""));
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn stderr_reader(&self) -> OutputReader<'_> {
-        OutputReader { child: self, stream: sup_sys::SUP_STDERR, pos: 0 }
+    pub fn json(&self) -> Result<String> {
+        if !self.h.poll(0)? {
+            return Err(Error::from_code(sup_sys::SUP_EBUSY));
+        }
+        // Bytes handed out first stay where they are: sup_result then copies
+        // them into its text rather than moving them (see include/sup.h).
+        self.output()?;
+        // SAFETY: live handle; the text lives until sup_release, which cannot
+        // happen while &self exists; it is copied out here.
+        let text = unsafe { sup_sys::sup_result(self.raw()) };
+        if text.is_null() {
+            return Err(Error::from_code(sup_sys::SUP_ENOMEM));
+        }
+        Ok(unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned())
     }
 
     /// The descriptor that becomes readable once the result is final, for
@@ -233,11 +319,9 @@ impl Child {
     /// Waits for the final result without blocking a thread: the library's
     /// descriptor (a `dup` of it) is watched by tokio's reactor through
     /// [`AsyncFd`](tokio::io::unix::AsyncFd). Dropping the future is safe and
-    /// leaves the child running. Needs the `tokio` feature and a tokio
-    /// runtime with IO enabled.
+    /// leaves the child running. Needs a tokio runtime with IO enabled.
     ///
     /// ```
-    /// # #[cfg(feature = "tokio")]
     /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
     /// let child = sup::Command::new("echo").arg("async").spawn()?;
     /// let out = child.wait_async().await?;
@@ -246,93 +330,35 @@ impl Child {
     /// # }).unwrap();
     /// ```
     #[cfg(feature = "tokio")]
-    pub async fn wait_async(&self) -> Result<Output> {
-        use std::os::fd::{FromRawFd, OwnedFd};
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn wait_async(&self) -> Result<Arc<Output>> {
         use tokio::io::{Interest, unix::AsyncFd};
-        if self.poll(0)? {
+        if self.h.poll(0)? {
             return self.output();
         }
-        let fd = self.fd()?.as_raw_fd();
         // The reactor takes ownership of what it watches: give it a duplicate
         // (still readable once final), never the handle's own descriptor.
-        // SAFETY: fd is open while self lives.
-        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-        if dup < 0 {
-            return Err(io_error(io::Error::last_os_error()));
-        }
-        // SAFETY: dup is a fresh descriptor we own.
-        let owned = unsafe { OwnedFd::from_raw_fd(dup) };
+        let owned = self.fd()?.try_clone_to_owned().map_err(Error::from_io)?;
         // SAFETY: the AsyncFd owns `owned`, which stays open and is the same
         // descriptor for the AsyncFd's whole life.
         let afd = unsafe { AsyncFd::register_with_interest(owned, Interest::READABLE) }
-            .map_err(|e| io_error(e.into()))?;
+            .map_err(|e| Error::from_io(std::io::Error::from(e)))?;
         loop {
-            let mut guard = afd.readable().await.map_err(io_error)?;
+            let mut guard = afd.readable().await.map_err(Error::from_io)?;
             // Never read the descriptor: the non-blocking poll is the check.
-            if self.poll(0)? {
+            if self.h.poll(0)? {
                 return self.output();
             }
             guard.clear_ready();
         }
     }
 
-    fn output(&self) -> Result<Output> {
-        let p = self.raw();
-        // SAFETY: p is live and its result final; pointers returned by
-        // sup_result_output / sup_result stay valid until sup_release, which
-        // cannot happen while &self exists.
-        unsafe {
-            let raw = cvt(sup_sys::sup_result_outcome(p))?;
-            let outcome = Outcome::from_raw(raw).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
-            let optional = |rc: i32| -> Result<Option<i32>> {
-                if rc == sup_sys::SUP_ENODATA { Ok(None) } else { cvt(rc).map(Some) }
-            };
-            let exit_code = optional(sup_sys::sup_result_exit_code(p))?;
-            let signal = optional(sup_sys::sup_result_term_signal(p))?;
-            let forced_kill = cvt(sup_sys::sup_result_forced_kill(p))? == 1;
-            let status_lost = cvt(sup_sys::sup_result_status_lost(p))? == 1;
-            let ms = sup_sys::sup_result_duration_ms(p);
-            if ms < 0.0 {
-                return Err(Error::from_code(ms as i32));
-            }
-            let bytes = |stream| -> Result<Vec<u8>> {
-                let mut len = 0usize;
-                let ptr = sup_sys::sup_result_output(p, stream, &mut len);
-                if ptr.is_null() {
-                    return Err(Error::from_code(sup_sys::SUP_EBUSY));
-                }
-                Ok(std::slice::from_raw_parts(ptr.cast::<u8>(), len).to_vec())
-            };
-            let omitted = |stream| -> Result<u64> {
-                let n = sup_sys::sup_result_omitted_bytes(p, stream);
-                if n < 0 { Err(Error::from_code(n as i32)) } else { Ok(n as u64) }
-            };
-            let json = sup_sys::sup_result(p);
-            if json.is_null() {
-                return Err(Error::from_code(sup_sys::SUP_ENOMEM));
-            }
-            Ok(Output {
-                outcome,
-                exit_code,
-                signal,
-                forced_kill,
-                status_lost,
-                duration: Duration::from_secs_f64(ms / 1000.0),
-                stdout: bytes(sup_sys::SUP_STDOUT)?,
-                stderr: bytes(sup_sys::SUP_STDERR)?,
-                stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,
-                stderr_omitted: omitted(sup_sys::SUP_STDERR)?,
-                json: CStr::from_ptr(json).to_string_lossy().into_owned(),
-            })
+    fn output(&self) -> Result<Arc<Output>> {
+        if let Some(out) = self.output.get() {
+            return Ok(Arc::clone(out));
         }
-    }
-}
-
-#[cfg(feature = "tokio")]
-fn io_error(e: io::Error) -> Error {
-    match e.raw_os_error() {
-        Some(errno) => Error::new(-errno, None, e.to_string()),
-        None => Error::new(sup_sys::SUP_EINTERNAL, None, e.to_string()),
+        let out = Arc::new(Output::read(&self.h)?);
+        Ok(Arc::clone(self.output.get_or_init(|| out)))
     }
 }
 
@@ -362,90 +388,22 @@ impl AsFd for Child {
 
 impl Drop for Child {
     fn drop(&mut self) {
-        // SAFETY: we own the handle and no borrow of self remains, so no call
-        // on it is in progress or can begin. Blocks briefly if it still runs.
-        unsafe { sup_sys::sup_release(self.raw()) }
-    }
-}
-
-/// Live output of one stream of a [`Child`], as an [`io::Read`].
-///
-/// `read` returns the bytes the child wrote since the last read, blocking
-/// (in `poll(2)` on the library's readiness descriptor for the stream) while
-/// there are none; it returns 0 (end of file) once the child has ended and
-/// every byte was read. If the child wrote more than `max_output_bytes` and
-/// the reader fell behind, the dropped middle is skipped (see
-/// [`position`](OutputReader::position)); use
-/// [`Command::backpressure_bytes`](crate::Command::backpressure_bytes) to lose
-/// nothing. Use one reader per stream.
-///
-/// ```
-/// use std::io::{BufRead, BufReader};
-/// let child = sup::Command::new("sh").args(["-c", "echo one; echo two"]).spawn()?;
-/// let lines: Vec<String> = BufReader::new(child.stdout_reader()).lines().map(Result::unwrap).collect();
-/// assert_eq!(lines, ["one", "two"]);
-/// # Ok::<(), sup::Error>(())
-/// ```
-pub struct OutputReader<'a> {
-    child: &'a Child,
-    stream: i32,
-    pos: u64,
-}
-
-impl OutputReader<'_> {
-    /// The offset in everything the child wrote to the stream up to which
-    /// this reader has read (including bytes skipped because they were
-    /// dropped).
-    ///
-    /// ```
-    /// use std::io::Read;
-    /// let child = sup::Command::new("echo").arg("abc").spawn()?;
-    /// let mut r = child.stdout_reader();
-    /// std::io::copy(&mut r, &mut std::io::sink()).unwrap();
-    /// assert_eq!(r.position(), 4);
-    /// # Ok::<(), sup::Error>(())
-    /// ```
-    pub fn position(&self) -> u64 {
-        self.pos
-    }
-}
-
-impl std::fmt::Debug for OutputReader<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OutputReader").field("stream", &self.stream).field("pos", &self.pos).finish()
-    }
-}
-
-impl io::Read for OutputReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
+        // Alone, the handle's release below aborts and reaps. With readers or
+        // a stdin writer still holding it, end the child here: they read
+        // what was kept, and the handle goes with the last of them.
+        if Arc::strong_count(&self.h) > 1 {
+            let _ = self.abort();
+            while let Ok(false) = self.h.poll(-1) {}
         }
-        let p = self.child.raw();
-        loop {
-            // Final first, then read: bytes that land in between are not lost.
-            let final_ = self.child.poll(0)?;
-            let mut n = 0usize;
-            // SAFETY: live handle (borrowed); buf is valid for buf.len() bytes.
-            cvt(unsafe {
-                sup_sys::sup_output_read(p, self.stream, &mut self.pos, buf.as_mut_ptr().cast(), buf.len(), &mut n)
-            })?;
-            if n > 0 {
-                return Ok(n);
-            }
-            if final_ {
-                return Ok(0);
-            }
-            // SAFETY: live handle; the fd is owned by it and stays open.
-            let fd = cvt(unsafe { sup_sys::sup_output_fd(p, self.stream) })?;
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+    }
+}
+
+impl Error {
+    #[cfg(feature = "tokio")]
+    pub(crate) fn from_io(e: std::io::Error) -> Error {
+        match e.raw_os_error() {
+            Some(errno) => Error::new(-errno, None, e.to_string()),
+            None => Error::new(sup_sys::SUP_EINTERNAL, None, e.to_string()),
         }
     }
 }

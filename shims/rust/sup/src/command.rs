@@ -1,17 +1,157 @@
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Child;
 use crate::error::{Error, Part, Result};
 use crate::output::Output;
+use crate::signal::Signal;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    Null,
+    Inherit,
+    Piped,
+    Tee,
+    Stdout,
+}
+
+impl Route {
+    fn spec_name(self) -> &'static str {
+        match self {
+            Route::Null => "null",
+            Route::Inherit => "inherit",
+            Route::Piped => "pipe",
+            Route::Tee => "tee",
+            Route::Stdout => "stdout",
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 enum Stdin {
-    Null,
-    Inherit,
+    Route(Route),
     Bytes(Vec<u8>),
+}
+
+/// Where a child's stdin comes from or its stdout and stderr go, in the
+/// manner of [`std::process::Stdio`], for [`Command::stdin`],
+/// [`Command::stdout`] and [`Command::stderr`].
+///
+/// | | stdin | stdout, stderr |
+/// |---|---|---|
+/// | [`piped()`](Stdio::piped) | a pipe written through [`Child::take_stdin`] | captured and live-readable (the default) |
+/// | [`null()`](Stdio::null) | `/dev/null` (the default) | `/dev/null` |
+/// | [`inherit()`](Stdio::inherit) | the host's | the host's, not captured |
+/// | [`tee()`](Stdio::tee) | — | captured, and copied to the host's as it comes |
+/// | [`stdout()`](Stdio::stdout) | — | stderr only: into stdout's pipe, in write order |
+///
+/// A route that a stream does not take fails the spawn
+/// ([`Part::Spec`](crate::Part::Spec)).
+///
+/// ```
+/// use std::io::Write;
+/// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+/// child.take_stdin().unwrap().write_all(b"hi")?;   // dropped: closed
+/// assert_eq!(child.wait()?.stdout, b"hi");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Stdio(Route);
+
+impl Stdio {
+    /// `/dev/null` (the default for stdin).
+    ///
+    /// ```
+    /// let out = sup::Command::new("cat").stdin(sup::Stdio::null()).run()?;
+    /// assert!(out.stdout.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn null() -> Stdio {
+        Stdio(Route::Null)
+    }
+
+    /// The host's own descriptor: sup does not capture or read it (its
+    /// bytes do not reset the idle clock).
+    ///
+    /// ```
+    /// assert!(sup::Command::new("true").stdin(sup::Stdio::inherit()).run()?.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn inherit() -> Stdio {
+        Stdio(Route::Inherit)
+    }
+
+    /// For stdin, a pipe the host writes through [`Child::take_stdin`]; for
+    /// stdout and stderr, sup's capture (the default).
+    ///
+    /// ```
+    /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+    /// drop(child.take_stdin());                      // end of file at once
+    /// assert!(child.wait()?.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn piped() -> Stdio {
+        Stdio(Route::Piped)
+    }
+
+    /// stdout or stderr captured as with [`piped()`](Stdio::piped), every
+    /// byte also copied to the host's own stdout or stderr as it arrives.
+    ///
+    /// ```
+    /// let out = sup::Command::new("echo").arg("seen and kept").stdout(sup::Stdio::tee()).run()?;
+    /// assert_eq!(out.stdout, b"seen and kept\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn tee() -> Stdio {
+        Stdio(Route::Tee)
+    }
+
+    /// For stderr: the same pipe as stdout, so both streams arrive in
+    /// [`Output::stdout`] in the order they were written (as `2>&1`).
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo 1; echo 2 >&2; echo 3"])
+    ///     .stderr(sup::Stdio::stdout()).run()?;
+    /// assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"1\n2\n3\n"[..], &b""[..]));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stdout() -> Stdio {
+        Stdio(Route::Stdout)
+    }
+}
+
+/// How a child's process tree is contained, for [`Command::contain`].
+///
+/// ```
+/// let out = sup::Command::new("true").contain(sup::Contain::Auto).run()?;
+/// assert!(matches!(out.contained, sup::Contain::Group | sup::Contain::Cgroup));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Contain {
+    /// Its process group (the default): what leaves the group (`setsid`,
+    /// `setpgid`) is beyond sup's signals.
+    Group,
+    /// A cgroup v2 of its own: every process it ever started, whatever its
+    /// group or session; the spawn fails (`SUP_ENOTSUP`) where no writable
+    /// cgroup v2 hierarchy is available.
+    Cgroup,
+    /// A cgroup where one can be made, else the process group.
+    Auto,
+}
+
+impl Contain {
+    fn spec_name(self) -> &'static str {
+        match self {
+            Contain::Group => "group",
+            Contain::Cgroup => "cgroup",
+            Contain::Auto => "auto",
+        }
+    }
 }
 
 /// A builder for a supervised child process, in the manner of
@@ -39,14 +179,22 @@ pub struct Command {
     argv: Vec<OsString>,
     cwd: Option<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
-    stdin: Stdin,
+    env_clear: bool,
+    stdin: Option<Stdin>,
+    stdout: Option<Route>,
+    stderr: Option<Route>,
+    pty: Option<(u16, u16)>,
+    first_output_timeout: Option<Duration>,
+    contain: Option<Contain>,
+    cgroup_parent: Option<OsString>,
     idle_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
-    interrupt_signal: Option<i32>,
+    interrupt_signal: Option<Signal>,
     kill_on_timeout: bool,
     max_output_bytes: Option<u64>,
     backpressure_bytes: Option<u64>,
+    tty_foreground: bool,
 }
 
 impl Command {
@@ -63,7 +211,14 @@ impl Command {
             argv: vec![program.as_ref().to_owned()],
             cwd: None,
             env: Vec::new(),
-            stdin: Stdin::Null,
+            env_clear: false,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+            pty: None,
+            first_output_timeout: None,
+            contain: None,
+            cgroup_parent: None,
             idle_timeout: None,
             max_runtime: None,
             grace: None,
@@ -71,6 +226,7 @@ impl Command {
             kill_on_timeout: false,
             max_output_bytes: None,
             backpressure_bytes: None,
+            tty_foreground: false,
         }
     }
 
@@ -171,31 +327,129 @@ impl Command {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn stdin_bytes(&mut self, data: Vec<u8>) -> &mut Command {
-        self.stdin = Stdin::Bytes(data);
+        self.stdin = Some(Stdin::Bytes(data));
         self
     }
 
-    /// The child reads the host's stdin.
+    /// The child's stdin: [`Stdio::null()`] (the default),
+    /// [`Stdio::inherit()`], or [`Stdio::piped()`] to write it through
+    /// [`Child::take_stdin`].
     ///
     /// ```
-    /// let out = sup::Command::new("true").stdin_inherit().run()?;
-    /// assert!(out.success());
-    /// # Ok::<(), sup::Error>(())
+    /// use std::io::Write;
+    /// let child = sup::Command::new("tr").arg("a-z").arg("A-Z").stdin(sup::Stdio::piped()).spawn()?;
+    /// let mut stdin = child.take_stdin().unwrap();
+    /// stdin.write_all(b"shout")?;
+    /// drop(stdin);
+    /// assert_eq!(child.wait()?.stdout, b"SHOUT");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn stdin_inherit(&mut self) -> &mut Command {
-        self.stdin = Stdin::Inherit;
+    pub fn stdin(&mut self, stdin: Stdio) -> &mut Command {
+        self.stdin = Some(Stdin::Route(stdin.0));
         self
     }
 
-    /// The child's stdin is `/dev/null` (the default).
+    /// Where the child's stdout goes (see [`Stdio`]): captured by default.
     ///
     /// ```
-    /// let out = sup::Command::new("cat").stdin_null().run()?;
+    /// let out = sup::Command::new("echo").arg("discarded").stdout(sup::Stdio::null()).run()?;
     /// assert!(out.stdout.is_empty());
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn stdin_null(&mut self) -> &mut Command {
-        self.stdin = Stdin::Null;
+    pub fn stdout(&mut self, stdout: Stdio) -> &mut Command {
+        self.stdout = Some(stdout.0);
+        self
+    }
+
+    /// Where the child's stderr goes (see [`Stdio`]), [`Stdio::stdout()`]
+    /// included: captured by default.
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "echo gone >&2"]).stderr(sup::Stdio::null()).run()?;
+    /// assert!(out.stderr.is_empty());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn stderr(&mut self, stderr: Stdio) -> &mut Command {
+        self.stderr = Some(stderr.0);
+        self
+    }
+
+    /// Runs the child on a new pseudo-terminal of `rows` x `cols` (each
+    /// 1..=65535): its stdin, stdout and stderr are the terminal, which is
+    /// its controlling terminal, and it leads a session of its own. What it
+    /// writes is the stdout stream (with the terminal's `\r\n`; stderr stays
+    /// empty); [`Child::take_stdin`] types into it (echoed, `\x03` is a
+    /// Ctrl-C; dropping the writer sends end of input, Ctrl-D) and
+    /// [`Child::resize`] changes its size. Not with
+    /// [`stdin`](Command::stdin), [`stdout`](Command::stdout) or
+    /// [`stderr`](Command::stderr).
+    ///
+    /// ```
+    /// let out = sup::Command::new("sh").args(["-c", "test -t 0 && stty size"]).pty(30, 100).run()?;
+    /// assert_eq!(out.stdout, b"30 100\r\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn pty(&mut self, rows: u16, cols: u16) -> &mut Command {
+        self.pty = Some((rows, cols));
+        self
+    }
+
+    /// Clears the child's environment: it gets only what
+    /// [`env`](Command::env) sets after this call (earlier settings are
+    /// dropped, as with std). The program is then searched in that
+    /// environment's `PATH`, or in `/bin:/usr/bin` when it sets none.
+    ///
+    /// ```
+    /// let out = sup::Command::new("env").env_clear().env("ONLY", "me").run()?;
+    /// assert_eq!(out.stdout, b"ONLY=me\n");
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn env_clear(&mut self) -> &mut Command {
+        self.env.clear();
+        self.env_clear = true;
+        self
+    }
+
+    /// Ends the child (outcome [`IdleTimeout`](crate::Outcome::IdleTimeout),
+    /// [`Output::phase`] [`Phase::FirstOutput`](crate::Phase::FirstOutput))
+    /// when it has written no byte to stdout or stderr this long after it
+    /// started; the idle timeout then counts from its first byte.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(100)).run()?;
+    /// assert_eq!((out.outcome, out.phase), (sup::Outcome::IdleTimeout, Some(sup::Phase::FirstOutput)));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn first_output_timeout(&mut self, d: Duration) -> &mut Command {
+        self.first_output_timeout = Some(d);
+        self
+    }
+
+    /// How the child's process tree is contained (see [`Contain`]); default
+    /// [`Contain::Group`].
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").contain(sup::Contain::Group).run()?;
+    /// assert_eq!(out.contained, sup::Contain::Group);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn contain(&mut self, how: Contain) -> &mut Command {
+        self.contain = Some(how);
+        self
+    }
+
+    /// The cgroup v2 directory under which [`Contain::Cgroup`] makes the
+    /// child's cgroup (default: the environment's `SUP_CGROUP_PARENT`, else
+    /// one the library finds).
+    ///
+    /// ```
+    /// let err = sup::Command::new("true").contain(sup::Contain::Cgroup)
+    ///     .cgroup_parent("/no/such/cgroup").spawn().unwrap_err();
+    /// assert!(err.detail().contains("/no/such/cgroup"), "{err}");
+    /// ```
+    pub fn cgroup_parent<P: AsRef<std::path::Path>>(&mut self, dir: P) -> &mut Command {
+        self.cgroup_parent = Some(dir.as_ref().as_os_str().to_owned());
         self
     }
 
@@ -241,17 +495,18 @@ impl Command {
         self
     }
 
-    /// The signal sent first on interrupt or timeout (default `SIGTERM`).
+    /// The signal sent first on interrupt or timeout (default `SIGTERM`): a
+    /// [`Signal`] or its number; one out of range fails the spawn.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(libc::SIGINT)
+    /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(sup::Signal::INT)
     ///     .max_runtime(Duration::from_millis(100)).run()?;
-    /// assert_eq!(out.signal, Some(libc::SIGINT));
+    /// assert_eq!(out.signal, Some(sup::Signal::INT));
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn interrupt_signal(&mut self, signal: i32) -> &mut Command {
-        self.interrupt_signal = Some(signal);
+    pub fn interrupt_signal<S: Into<Signal>>(&mut self, signal: S) -> &mut Command {
+        self.interrupt_signal = Some(signal.into());
         self
     }
 
@@ -262,7 +517,7 @@ impl Command {
     /// use std::time::Duration;
     /// let out = sup::Command::new("sleep").arg("30").kill_on_timeout(true)
     ///     .idle_timeout(Duration::from_millis(100)).run()?;
-    /// assert_eq!(out.signal, Some(libc::SIGKILL));
+    /// assert_eq!(out.signal, Some(sup::Signal::KILL));
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn kill_on_timeout(&mut self, kill: bool) -> &mut Command {
@@ -293,18 +548,43 @@ impl Command {
     /// use std::io::Read;
     /// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(4096).spawn()?;
     /// let mut all = Vec::new();
-    /// child.stdout_reader().read_to_end(&mut all).unwrap();
+    /// child.stdout().read_to_end(&mut all)?;
     /// assert_eq!(all.len(), 588895);
-    /// # Ok::<(), sup::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn backpressure_bytes(&mut self, n: u64) -> &mut Command {
         self.backpressure_bytes = Some(n);
         self
     }
 
+    /// `true`: the child's process group becomes the foreground group of the
+    /// host's controlling terminal while it runs (an interactive child can
+    /// then read the terminal and get its Ctrl-C); the host's group gets it
+    /// back when the child ends. Needs [`Stdio::inherit()`] for stdin
+    /// (otherwise the spawn fails, [`Part::Spec`](crate::Part::Spec)).
+    /// Ignored when the host is not in the foreground. Default `false`.
+    ///
+    /// ```
+    /// let err = sup::Command::new("true").tty_foreground(true).spawn().unwrap_err();
+    /// assert_eq!(err.part(), Some(sup::Part::Spec));
+    /// let out = sup::Command::new("true").stdin(sup::Stdio::inherit()).tty_foreground(true).run()?;
+    /// assert!(out.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn tty_foreground(&mut self, on: bool) -> &mut Command {
+        self.tty_foreground = on;
+        self
+    }
+
     /// Starts the child. A program that cannot be started fails here: see
     /// [`Error::part`](crate::Error::part) and
     /// [`Error::kind`](crate::Error::kind).
+    ///
+    /// The call returns once the child has exec'd (or failed to): the
+    /// library's spawner thread clones it, and the caller waits for the
+    /// exec, normally well under a millisecond, but as long as a slow exec
+    /// takes (a program on a network file system). Async code that cannot
+    /// afford that uses `spawn_async` (feature `tokio`).
     ///
     /// ```
     /// let child = sup::Command::new("sleep").arg("30").spawn()?;
@@ -335,11 +615,35 @@ impl Command {
             return Err(Error::new(rc, Part::from_raw(part), detail));
         }
         let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
-        Ok(Child::from_raw(p))
+        let writable = self.pty.is_some() || matches!(self.stdin, Some(Stdin::Route(Route::Piped)));
+        Ok(Child::from_raw(p, writable))
+    }
+
+    /// [`spawn`](Command::spawn) on tokio's blocking pool, so that a slow
+    /// exec does not hold up the runtime's thread. Dropping the future
+    /// before it is ready ends the child once it has started. Needs a tokio
+    /// runtime.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+    /// let child = sup::Command::new("echo").arg("hi").spawn_async().await?;
+    /// assert_eq!(child.wait_async().await?.stdout, b"hi\n");
+    /// # Ok::<(), sup::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn spawn_async(&self) -> Result<Child> {
+        let cmd = self.clone();
+        match tokio::task::spawn_blocking(move || cmd.spawn()).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(Error::new(sup_sys::SUP_ECANCELED, None, "spawn_async: the runtime is shutting down".into())),
+        }
     }
 
     /// Spawns and waits: [`spawn`](Command::spawn) then
-    /// [`Child::wait`](crate::Child::wait).
+    /// [`Child::wait`](crate::Child::wait). A piped stdin is closed at once.
     ///
     /// ```
     /// let out = sup::Command::new("true").run()?;
@@ -347,7 +651,11 @@ impl Command {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn run(&self) -> Result<Output> {
-        self.spawn()?.wait()
+        let child = self.spawn()?;
+        drop(child.take_stdin());
+        let out = child.wait()?;
+        drop(child);
+        Ok(Arc::try_unwrap(out).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// The JSON spec this command hands to the library (without NUL).
@@ -385,15 +693,34 @@ impl Command {
             }
             s.push(b'}');
         }
+        if self.env_clear {
+            s.extend_from_slice(b",\"env_clear\":true");
+        }
         match &self.stdin {
-            Stdin::Null => {}
-            Stdin::Inherit => s.extend_from_slice(b",\"stdin\":\"inherit\""),
-            Stdin::Bytes(data) => {
+            None => {}
+            Some(Stdin::Route(r)) => s.extend_from_slice(format!(",\"stdin\":\"{}\"", r.spec_name()).as_bytes()),
+            Some(Stdin::Bytes(data)) => {
                 s.extend_from_slice(b",\"stdin\":{\"base64\":\"");
                 base64(&mut s, data);
                 s.extend_from_slice(b"\"}");
             }
         }
+        for (key, route) in [("stdout", self.stdout), ("stderr", self.stderr)] {
+            if let Some(r) = route {
+                s.extend_from_slice(format!(",\"{key}\":\"{}\"", r.spec_name()).as_bytes());
+            }
+        }
+        if let Some((rows, cols)) = self.pty {
+            s.extend_from_slice(format!(",\"pty\":{{\"rows\":{rows},\"cols\":{cols}}}").as_bytes());
+        }
+        if let Some(how) = self.contain {
+            s.extend_from_slice(format!(",\"contain\":\"{}\"", how.spec_name()).as_bytes());
+        }
+        if let Some(dir) = &self.cgroup_parent {
+            s.extend_from_slice(b",\"cgroup_parent\":");
+            json_str(&mut s, dir.as_bytes());
+        }
+
         let mut num = |key: &str, v: u64| {
             s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
         };
@@ -403,12 +730,15 @@ impl Command {
         if let Some(d) = self.max_runtime {
             num("max_runtime_ms", millis(d));
         }
+        if let Some(d) = self.first_output_timeout {
+            num("first_output_timeout_ms", millis(d));
+        }
         if let Some(d) = self.grace {
             num("grace_ms", millis(d));
         }
         if let Some(sig) = self.interrupt_signal {
             // A number the library validates ("spec: interrupt_signal: ...").
-            s.extend_from_slice(format!(",\"interrupt_signal\":{sig}").as_bytes());
+            s.extend_from_slice(format!(",\"interrupt_signal\":{}", sig.as_raw()).as_bytes());
         }
         if self.kill_on_timeout {
             s.extend_from_slice(b",\"on_timeout\":\"kill\"");
@@ -421,6 +751,9 @@ impl Command {
         }
         if let Some(n) = self.backpressure_bytes {
             num("backpressure_bytes", n);
+        }
+        if self.tty_foreground {
+            s.extend_from_slice(b",\"tty_foreground\":true");
         }
         s.push(b'}');
         s
@@ -491,6 +824,20 @@ mod tests {
         assert_eq!(millis(Duration::ZERO), 0);
         assert_eq!(millis(Duration::from_millis(1500)), 1500);
         assert_eq!(millis(Duration::MAX), i64::MAX as u64);
+    }
+
+    #[test]
+    fn spec_of_the_0_3_keys() {
+        let mut c = Command::new("x");
+        c.env("A", "1").env_clear().env("B", "2").stderr(Stdio::stdout()).stdout(Stdio::tee()).pty(30, 100);
+        c.first_output_timeout(Duration::from_millis(5)).contain(Contain::Auto).cgroup_parent("/sys/fs/cgroup/x");
+        let spec = String::from_utf8(c.spec()).unwrap();
+        assert_eq!(
+            spec,
+            r#"{"argv":["x"],"env":{"B":"2"},"env_clear":true,"stdout":"tee","stderr":"stdout","pty":{"rows":30,"cols":100},"contain":"auto","cgroup_parent":"/sys/fs/cgroup/x","first_output_timeout_ms":5}"#
+        );
+        let spec = String::from_utf8(Command::new("x").stdin(Stdio::null()).spec()).unwrap();
+        assert_eq!(spec, r#"{"argv":["x"],"stdin":"null"}"#);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// assert_eq!(err.part(), Some(sup::Part::Exec));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Part {
     /// The spec: a bad key or value (for example a NUL byte in an argument).
     Spec,
@@ -49,6 +50,7 @@ impl Part {
 /// assert!(err.to_string().contains("/no/such/program"));
 /// let io: std::io::Error = err.into();
 /// assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+/// assert_eq!(io.raw_os_error(), Some(libc::ENOENT));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
@@ -137,11 +139,14 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The library's detail when it gave one (it names the cause:
+    /// `sup: exec "frobnicate": not found in PATH`), else the code's
+    /// description: `sup: no such file or directory (-2)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.detail.is_empty() {
             write!(f, "sup: {} ({})", self.description_of_code(), self.code)
         } else {
-            write!(f, "sup: {}: {}", self.detail, self.description_of_code())
+            write!(f, "sup: {}", self.detail)
         }
     }
 }
@@ -149,8 +154,23 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl From<Error> for io::Error {
+    /// An OS error for an errno code, as std reports the same failure
+    /// (`raw_os_error()` is `Some(errno)`, the message is the OS's, without
+    /// the library's detail); a bad spec ([`Part::Spec`]) or a code that is
+    /// not an errno is an `io::Error` wrapping the `sup::Error`
+    /// (`get_ref()` / `into_inner()` give it back).
+    ///
+    /// ```
+    /// let io: std::io::Error = sup::Command::new("echo").arg("a\0b").spawn().unwrap_err().into();
+    /// assert_eq!(io.kind(), std::io::ErrorKind::InvalidInput);
+    /// assert!(io.get_ref().unwrap().downcast_ref::<sup::Error>().is_some());
+    /// ```
     fn from(e: Error) -> io::Error {
-        io::Error::new(e.kind(), e)
+        if e.part != Some(Part::Spec) && (-4095..0).contains(&e.code) {
+            io::Error::from_raw_os_error(-e.code)
+        } else {
+            io::Error::new(e.kind(), e)
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! [`Child`] that is `Send + Sync`, so another thread can
 //! [`abort`](Child::abort) or [`interrupt`](Child::interrupt) it while one
 //! thread waits. The result is one immutable [`Output`] whose [`Outcome`]
-//! says what ended the child.
+//! says what ended the child. **Dropping a [`Child`] ends it** (unlike std).
 //!
 //! ```
 //! use std::time::Duration;
@@ -18,25 +18,35 @@
 //!     .run()?;
 //! assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
 //! assert_eq!(out.stdout, b"working\n");
-//! assert_eq!(out.signal, Some(libc::SIGTERM));
+//! assert_eq!(out.signal, Some(sup::Signal::TERM));
 //! # Ok::<(), sup::Error>(())
 //! ```
 //!
 //! Waiting: [`Child::wait`] blocks the calling thread; with the `tokio`
 //! feature, `Child::wait_async` waits on tokio's reactor (no thread per
-//! wait); other event loops watch [`Child::fd`] (also `AsFd`/`AsRawFd`) and
-//! call [`Child::try_wait`] when it is readable.
+//! wait), [`OutputReader`] is `AsyncRead` and [`ChildStdin`] `AsyncWrite`;
+//! other event loops watch [`Child::fd`] (also `AsFd`/`AsRawFd`) and call
+//! [`Child::try_wait`] when it is readable.
+//!
+//! Features: `tokio` (the async API above), `bundled` (compile libsup from
+//! its sources instead of linking a built one: see the `sup-sys` crate).
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod child;
 mod command;
 mod error;
+mod handle;
+mod io;
 mod output;
+mod signal;
 
-pub use child::{Child, OutputReader};
-pub use command::Command;
+pub use child::Child;
+pub use command::{Command, Contain, Stdio};
 pub use error::{Error, Part, Result};
-pub use output::{Outcome, Output};
+pub use io::{ChildStdin, Gap, OutputReader};
+pub use output::{CpuTime, Outcome, Output, Phase, Rusage, SentSignal};
+pub use signal::Signal;
 
 /// The version of the loaded libsup (`MAJOR * 10000 + MINOR * 100 + PATCH`).
 ///

@@ -1,6 +1,13 @@
 use std::ffi::CStr;
 use std::fmt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 use std::time::Duration;
+
+use crate::command::Contain;
+use crate::error::{Error, Result, cvt};
+use crate::handle::Handle;
+use crate::signal::Signal;
 
 /// What ended the main process, decided once by the library with the
 /// priority aborted > idle_timeout / max_runtime > interrupted > signaled >
@@ -11,6 +18,7 @@ use std::time::Duration;
 /// assert_eq!(sup::Outcome::Exited.to_string(), "exited");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Outcome {
     /// Exited by itself; see [`Output::exit_code`].
     Exited,
@@ -94,24 +102,97 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// The main process's resource use (`getrusage` of the reaped child); all
+/// zero when its status was lost.
+///
+/// ```
+/// let out = sup::Command::new("true").run()?;
+/// assert!(out.rusage.max_rss_kb > 0);
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rusage {
+    /// CPU time in user mode.
+    pub user: Duration,
+    /// CPU time in the kernel.
+    pub sys: Duration,
+    /// Peak resident set size, KiB.
+    pub max_rss_kb: u64,
+}
+
+/// Which limit an [`IdleTimeout`](Outcome::IdleTimeout) outcome hit.
+///
+/// ```
+/// use std::time::Duration;
+/// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(50)).run()?;
+/// assert_eq!(out.phase, Some(sup::Phase::Idle));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// No first byte within [`first_output_timeout`](crate::Command::first_output_timeout).
+    FirstOutput,
+    /// Silent for [`idle_timeout`](crate::Command::idle_timeout) after output.
+    Idle,
+}
+
+/// CPU time, in user mode and in the kernel.
+///
+/// ```
+/// let out = sup::Command::new("true").run()?;
+/// assert_eq!(out.tree_cpu.is_some(), out.contained == sup::Contain::Cgroup);
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CpuTime {
+    /// In user mode.
+    pub user: Duration,
+    /// In the kernel.
+    pub sys: Duration,
+}
+
+/// A signal sup sent to the child's group, and when.
+///
+/// ```
+/// use std::time::Duration;
+/// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(50)).run()?;
+/// assert_eq!(out.signals_sent[0].signal, sup::Signal::TERM);
+/// assert!(out.signals_sent[0].at >= Duration::from_millis(50));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SentSignal {
+    /// The signal.
+    pub signal: Signal,
+    /// Since the spawn call.
+    pub at: Duration,
+}
+
 /// The final result of a supervised child; immutable once the library
-/// decided it.
+/// decided it. [`Child::wait`](crate::Child::wait) hands out one shared
+/// copy (`Arc<Output>`), however often it is called.
 ///
 /// ```
 /// let out = sup::Command::new("sh").args(["-c", "printf out; exit 7"]).run()?;
 /// assert_eq!((out.outcome, out.exit_code, out.signal), (sup::Outcome::Exited, Some(7), None));
 /// assert_eq!(out.stdout, b"out");
-/// assert!(out.json.contains("\"outcome\": \"exited\""));
+/// assert_eq!(out.status().unwrap().code(), Some(7));
+/// assert_eq!(out.to_string(), format!("exited with code 7 after {:.3} s", out.duration.as_secs_f64()));
 /// # Ok::<(), sup::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Output {
     /// What ended the main process.
     pub outcome: Outcome,
     /// The exit code (0..=255), when it exited.
     pub exit_code: Option<i32>,
     /// The signal that killed it, when it died from one (sent by sup or not).
-    pub signal: Option<i32>,
+    pub signal: Option<Signal>,
     /// sup had to send SIGKILL (after grace, on kill-on-timeout, abort, or to
     /// end what the main process left behind).
     pub forced_kill: bool,
@@ -120,6 +201,28 @@ pub struct Output {
     pub status_lost: bool,
     /// From spawn until the result was final.
     pub duration: Duration,
+    /// The main process's id (it may belong to another process by now).
+    pub pid: u32,
+    /// The main process's resource use.
+    pub rusage: Rusage,
+    /// The signals sup sent to the group, in order (`SIGCONT` sent beside
+    /// an interrupt signal is not listed).
+    pub signals_sent: Vec<SentSignal>,
+    /// For an [`IdleTimeout`](Outcome::IdleTimeout): which limit fired;
+    /// `None` for other outcomes.
+    pub phase: Option<Phase>,
+    /// How the tree was contained: [`Contain::Group`] or
+    /// [`Contain::Cgroup`] (an [`Auto`](Contain::Auto) that fell back says
+    /// `Group`).
+    pub contained: Contain,
+    /// In a cgroup: the processes of the tree still alive when the main
+    /// process had ended, which sup then killed; `None` in group mode.
+    pub leftovers_ended: Option<u64>,
+    /// In a cgroup: the CPU time of the whole tree (where
+    /// [`rusage`](Output::rusage) has the main process's only); `None` in
+    /// group mode.
+    pub tree_cpu: Option<CpuTime>,
+
     /// The captured stdout, exactly as written (head and newest tail when
     /// more than `max_output_bytes` were written).
     pub stdout: Vec<u8>,
@@ -129,8 +232,6 @@ pub struct Output {
     pub stdout_omitted: u64,
     /// Bytes of stderr written but not kept.
     pub stderr_omitted: u64,
-    /// The library's result JSON, verbatim (rusage, signals sent, pid, ...).
-    pub json: String,
 }
 
 impl Output {
@@ -143,5 +244,134 @@ impl Output {
     /// ```
     pub fn success(&self) -> bool {
         self.outcome == Outcome::Exited && self.exit_code == Some(0)
+    }
+
+    /// The wait status as std's [`ExitStatus`] (with `code()`, `signal()`,
+    /// `success()` and `std::os::unix::process::ExitStatusExt`); `None`
+    /// when the status was lost.
+    ///
+    /// ```
+    /// use std::os::unix::process::ExitStatusExt;
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// child.abort()?;
+    /// let status = child.wait()?.status().unwrap();
+    /// assert_eq!((status.code(), status.signal()), (None, Some(libc::SIGKILL)));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn status(&self) -> Option<ExitStatus> {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => Some(ExitStatus::from_raw((code & 0xff) << 8)),
+            (None, Some(sig)) => Some(ExitStatus::from_raw(sig.as_raw() & 0x7f)),
+            (None, None) => None,
+        }
+    }
+
+    /// Reads the final result of a handle.
+    pub(crate) fn read(h: &Handle) -> Result<Output> {
+        let p = h.raw();
+        // SAFETY: p is live and its result final; pointers returned by
+        // sup_result_output / sup_result stay valid until sup_release, which
+        // cannot happen while &Handle exists.
+        unsafe {
+            let raw = cvt(sup_sys::sup_result_outcome(p))?;
+            let outcome = Outcome::from_raw(raw).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
+            let optional = |rc: i32| -> Result<Option<i32>> {
+                if rc == sup_sys::SUP_ENODATA { Ok(None) } else { cvt(rc).map(Some) }
+            };
+            let exit_code = optional(sup_sys::sup_result_exit_code(p))?;
+            let signal = optional(sup_sys::sup_result_term_signal(p))?.map(Signal::from_raw);
+            let forced_kill = cvt(sup_sys::sup_result_forced_kill(p))? == 1;
+            let status_lost = cvt(sup_sys::sup_result_status_lost(p))? == 1;
+            let ms = sup_sys::sup_result_duration_ms(p);
+            if ms < 0.0 {
+                return Err(Error::from_code(ms as i32));
+            }
+            let (mut user_ms, mut sys_ms, mut rss) = (0.0f64, 0.0f64, 0i64);
+            cvt(sup_sys::sup_result_rusage(p, &mut user_ms, &mut sys_ms, &mut rss))?;
+            let count = cvt(sup_sys::sup_result_signals(p, std::ptr::null_mut(), std::ptr::null_mut(), 0))? as usize;
+            let (mut sigs, mut at) = (vec![0i32; count], vec![0f64; count]);
+            let count = (cvt(sup_sys::sup_result_signals(p, sigs.as_mut_ptr(), at.as_mut_ptr(), count))? as usize).min(count);
+            let signals_sent = (0..count)
+                .map(|i| SentSignal { signal: Signal::from_raw(sigs[i]), at: ms_duration(at[i]) })
+                .collect();
+            let bytes = |stream| -> Result<Vec<u8>> {
+                let mut len = 0usize;
+                let ptr = sup_sys::sup_result_output(p, stream, &mut len);
+                if ptr.is_null() {
+                    return Err(Error::from_code(sup_sys::SUP_EBUSY));
+                }
+                Ok(std::slice::from_raw_parts(ptr.cast::<u8>(), len).to_vec())
+            };
+            let omitted = |stream| -> Result<u64> {
+                let n = sup_sys::sup_result_omitted_bytes(p, stream);
+                if n < 0 { Err(Error::from_code(n as i32)) } else { Ok(n as u64) }
+            };
+            let stdout = bytes(sup_sys::SUP_STDOUT)?;
+            let stderr = bytes(sup_sys::SUP_STDERR)?;
+            let phase = match cvt(sup_sys::sup_result_phase(p))? {
+                sup_sys::SUP_PHASE_FIRST_OUTPUT => Some(Phase::FirstOutput),
+                sup_sys::SUP_PHASE_IDLE => Some(Phase::Idle),
+                _ => None,
+            };
+            let contained = match cvt(sup_sys::sup_result_contained(p))? {
+                sup_sys::SUP_CONTAIN_CGROUP => Contain::Cgroup,
+                _ => Contain::Group,
+            };
+            let leftovers_ended = match sup_sys::sup_result_leftovers_ended(p) {
+                n if n >= 0 => Some(n as u64),
+                n if n == i64::from(sup_sys::SUP_ENODATA) => None,
+                n => return Err(Error::from_code(n as i32)),
+            };
+            let (mut tree_user, mut tree_sys) = (0.0f64, 0.0f64);
+            let tree_cpu = match sup_sys::sup_result_tree_cpu(p, &mut tree_user, &mut tree_sys) {
+                sup_sys::SUP_ENODATA => None,
+                rc => {
+                    cvt(rc)?;
+                    Some(CpuTime { user: ms_duration(tree_user), sys: ms_duration(tree_sys) })
+                }
+            };
+            Ok(Output {
+                outcome,
+                exit_code,
+                signal,
+                forced_kill,
+                status_lost,
+                duration: ms_duration(ms),
+                pid: sup_sys::sup_pid(p).max(0) as u32,
+                rusage: Rusage { user: ms_duration(user_ms), sys: ms_duration(sys_ms), max_rss_kb: rss.max(0) as u64 },
+                signals_sent,
+                phase,
+                contained,
+                leftovers_ended,
+                tree_cpu,
+                stdout,
+                stderr,
+                stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,
+                stderr_omitted: omitted(sup_sys::SUP_STDERR)?,
+            })
+        }
+    }
+}
+
+fn ms_duration(ms: f64) -> Duration {
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default()
+}
+
+impl fmt::Display for Output {
+    /// One line: `exited with code 3 after 0.012 s`, `killed by SIGSEGV
+    /// after ...`, `idle_timeout: SIGTERM after ...`, `aborted: SIGKILL
+    /// (SIGKILL needed) after ...`, `exited: status lost after ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.outcome, self.exit_code, self.signal) {
+            (Outcome::Exited, Some(c), _) => write!(f, "exited with code {c}")?,
+            (Outcome::Signaled, _, Some(s)) => write!(f, "killed by {s}")?,
+            (o, Some(c), _) => write!(f, "{o}: exited with code {c}")?,
+            (o, None, Some(s)) => write!(f, "{o}: {s}")?,
+            (o, None, None) => write!(f, "{o}: status lost")?,
+        }
+        if self.forced_kill && self.outcome != Outcome::Signaled {
+            f.write_str(" (SIGKILL needed)")?;
+        }
+        write!(f, " after {:.3} s", self.duration.as_secs_f64())
     }
 }

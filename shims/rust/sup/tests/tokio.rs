@@ -26,7 +26,7 @@ fn wait_async_returns_the_result() {
         assert_eq!((out.outcome, out.exit_code), (Outcome::Exited, Some(4)));
         assert_eq!(out.stdout, b"hi\n");
         // Already final: returns at once.
-        assert_eq!(child.wait_async().await.unwrap(), out);
+        assert!(Arc::ptr_eq(&child.wait_async().await.unwrap(), &out));
     });
 }
 
@@ -79,4 +79,101 @@ fn thousand_concurrent_wait_async_on_a_current_thread_runtime() {
         eprintln!("1000 children: spawned in {spawned:?}, all 500 aborted waits done {:?} after the aborts", t_abort.elapsed());
     });
     assert!(t.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn async_reader_and_writer_move_into_tasks_on_one_thread() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    rt().block_on(async {
+        // Feed 4 MiB through cat and read it back at the same time, on the
+        // one runtime thread: both sides must wait on the reactor, never
+        // block it (a blocking write would deadlock against the reader).
+        let data: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+        let child = Command::new("cat").stdin(sup::Stdio::piped()).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
+        let mut stdin = child.take_stdin().unwrap();
+        let mut stdout = child.stdout();
+        let expect = data.clone();
+        let writer = tokio::spawn(async move {
+            stdin.write_all(&data).await.unwrap();
+            stdin.shutdown().await.unwrap();
+        });
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            stdout.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        writer.await.unwrap();
+        let got = reader.await.unwrap();
+        assert!(got == expect, "{} bytes back of {}", got.len(), expect.len());
+        assert!(child.wait_async().await.unwrap().success());
+    });
+}
+
+#[test]
+fn async_readers_of_many_children_on_a_current_thread_runtime() {
+    use tokio::io::AsyncReadExt;
+    raise_fd_limit();
+    rt().block_on(async {
+        let tasks: Vec<_> = (0..200)
+            .map(|i| {
+                let child = Command::new("sh").args(["-c", &format!("echo start {i}; sleep 0.3; echo end {i}")]).spawn().unwrap();
+                let (mut out, child) = (child.stdout(), Arc::new(child));
+                tokio::spawn(async move {
+                    let mut s = String::new();
+                    out.read_to_string(&mut s).await.unwrap();
+                    assert!(child.wait_async().await.unwrap().success());
+                    (i, s)
+                })
+            })
+            .collect();
+        for t in tasks {
+            let (i, s) = t.await.unwrap();
+            assert_eq!(s, format!("start {i}\nend {i}\n"));
+        }
+    });
+}
+
+#[test]
+fn async_reader_reports_a_gap_once_then_goes_on() {
+    use tokio::io::AsyncReadExt;
+    rt().block_on(async {
+        let child = Command::new("seq").args(["1", "100000"]).max_output_bytes(4096).spawn().unwrap();
+        child.wait_async().await.unwrap();
+        let mut r = child.stdout();
+        let mut got = Vec::new();
+        let err = r.read_to_end(&mut got).await.unwrap_err();
+        let gap = err.get_ref().and_then(|e| e.downcast_ref::<sup::Gap>()).copied().expect("a Gap");
+        assert_eq!((gap.at, gap.skipped), (2048, 588895 - 4096));
+        assert_eq!(got.len(), 2048);
+        r.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, child.wait().unwrap().stdout);
+    });
+}
+
+#[test]
+fn a_write_to_a_full_pipe_ends_when_the_child_does() {
+    use tokio::io::AsyncWriteExt;
+    // The child ends after 0.5 s, but a process that left its group keeps the
+    // stdin pipe open and never reads it: the pipe fills and never turns
+    // writable again. The write must end with the result (BrokenPipe), not
+    // wait for the pipe.
+    let script = "exec 3<&0; setsid sleep 30 <&3 3<&- >/dev/null 2>&1 & echo $!; sleep 0.5";
+    for blocking in [false, true] {
+        let child = Command::new("sh").args(["-c", script]).stdin(sup::Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.take_stdin().unwrap();
+        let data = vec![b'x'; 1 << 20];
+        let t = Instant::now();
+        let err = if blocking {
+            std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data)).join().unwrap().unwrap_err()
+        } else {
+            rt().block_on(async { tokio::time::timeout(Duration::from_secs(30), stdin.write_all(&data)).await })
+                .expect("the write ended")
+                .unwrap_err()
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+        assert!(t.elapsed() < Duration::from_secs(20));
+        let out = child.wait().unwrap();
+        let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "the reader that left the group was still there");
+    }
 }

@@ -1,0 +1,101 @@
+# pyright: strict
+"""Code as a user writes it: run-tests.sh type-checks this file with
+mypy --strict and pyright (strict); it must pass both unchanged. It is not
+run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sup
+
+
+def env_as_subprocess_takes_it() -> None:
+    clean: dict[str, str] = {k: v for k, v in os.environ.items() if k != "HOME"}
+    sup.run(["env"], env=clean)
+    sup.run(["env"], env=os.environ)
+    sup.run(["env"], env={"PATH": "/bin"})
+    sup.run([b"env"], env={b"PATH": b"/bin"})
+    sup.run(["env"], env={"PATH": Path("/bin")})
+    changes: dict[str, str | None] = {"HOME": None, "LANG": "C"}
+    sup.run(["env"], env_update=changes)
+    sup.run(["env"], env_update=os.environ)
+    sup.Popen(["env"], env=dict(os.environ)).wait()
+
+
+def swapped_from_subprocess() -> int:
+    r = sup.run(["git", "status"], capture_output=True, text=True, check=False, timeout=30)
+    text: str = r.stdout
+    code: int = r.returncode
+    print(text, code, r.result.outcome, r.result.stdout_omitted)
+    try:
+        sup.run("exit 3", shell=True, check=True)
+    except subprocess.CalledProcessError as e:
+        print(e.returncode)
+    except subprocess.TimeoutExpired as e:
+        print(e.timeout)
+    sup.run(["cat"], input="text", text=True, stdout=sup.DEVNULL)
+    sup.run(["cat"], input=b"bytes", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    sup.run([sys.executable, Path("script.py")], stdin=subprocess.DEVNULL)
+
+    with sup.Popen(["sort"], stdin=sup.PIPE, stdout=sup.PIPE, text=True) as p:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("b\na\n")
+        p.stdin.close()
+        for line in p.stdout:
+            print(line.rstrip())
+    rc: int | None = p.poll()
+    out, err = sup.Popen(["ls"], stdout=sup.PIPE).communicate(timeout=5)
+    print(out, err, rc)
+    p2 = sup.Popen(["sleep", "9"], idle_timeout=5.0)
+    p2.terminate()
+    p2.kill()
+    final: int = p2.wait()
+    result: sup.Result | None = p2.result
+    print(final, result)
+    return final
+
+
+def live_output_with_gaps() -> None:
+    with sup.Popen(["seq", "1", "1000000"], stdout=sup.PIPE, max_output=4096) as p:
+        assert p.stdout is not None
+        while True:
+            try:
+                for line in p.stdout:
+                    print(line)
+                break
+            except sup.OutputGap as gap:
+                print("skipped", gap.skipped)
+
+
+def sup_extras() -> None:
+    r = sup.run(["make"], idle_timeout=30.0, first_output_timeout=5.0, max_runtime=600.0,
+                grace=2.0, signal="INT", max_output=1 << 20, contain="auto", stdout=sup.INHERIT)
+    if r.outcome is sup.Outcome.IDLE_TIMEOUT and r.result.phase == "first_output":
+        print("never started talking")
+    with sup.Popen(["vim"], pty=(40, 120), stdin=sup.PIPE, stdout=sup.PIPE) as p:
+        p.resize(50, 132)
+        p.send_signal(28)
+        p.interrupt()
+        for chunk in p.iter_output("stdout"):
+            print(len(chunk))
+
+
+async def with_asyncio() -> int:
+    r = await sup.run_async(["true"], capture_output=True)
+    async with sup.Popen(["sleep", "1"]) as p:
+        async for chunk in p.aiter_output("stdout"):
+            print(chunk)
+        rc: int = await p.wait_async()
+    return r.returncode + rc
+
+
+if __name__ == "__main__":
+    env_as_subprocess_takes_it()
+    swapped_from_subprocess()
+    live_output_with_gaps()
+    asyncio.run(with_asyncio())
