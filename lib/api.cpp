@@ -67,12 +67,6 @@ void write_detail(char* buf, size_t size, const std::string& message) noexcept {
   buf[n] = '\0';
 }
 
-void set_nonblocking(int fd) {
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-    throw sup::LaunchError{-errno, std::string("fcntl: ") + strerrordesc_np(errno)};
-}
-
 int spawn(const char* spec_json, sup_proc** out) {
   const sup::Nanos called_at = sup::now_ns();
   sup::Spec spec = sup::parse_spec(spec_json);
@@ -117,7 +111,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
   } else if (spec.stdin_mode == sup::StdinMode::data || spec.stdin_mode == sup::StdinMode::pipe) {
     sup::PipeEnds stdin_pipe = sup::make_pipe();
-    set_nonblocking(stdin_pipe.write_end.get());
+    sup::set_nonblocking(stdin_pipe.write_end.get());
     fds.child_stdin = std::move(stdin_pipe.read_end);
     fds.stdin_write = std::move(stdin_pipe.write_end);
     fds.stdio.fd[0] = fds.child_stdin.get();

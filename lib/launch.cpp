@@ -390,6 +390,12 @@ PipeEnds make_pipe() {
   return p;
 }
 
+void set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throw LaunchError{-errno, std::string("fcntl: ") + describe_errno(errno)};
+}
+
 UniqueFd above_stdio(UniqueFd fd) {
   if (fd.get() > 2) return fd;
   int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);

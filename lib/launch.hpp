@@ -104,6 +104,9 @@ struct PipeEnds {
 };
 PipeEnds make_pipe();
 
+// O_NONBLOCK on fd (its open file description). Throws LaunchError.
+void set_nonblocking(int fd);
+
 // Moves fd to a number >= 3 if it is 0, 1 or 2 (a host that closed its own
 // stdio would otherwise get our pipes there). Returns the fd to use.
 UniqueFd above_stdio(UniqueFd fd);

@@ -71,6 +71,12 @@ void plan_output(const Spec& spec, int dev_null, SpawnFds& fds) {
       case Route::pipe:
       case Route::tee: {
         PipeEnds p = make_pipe();
+        // Our read end never blocks, from the start: several callers in
+        // sup_poll may wake on one byte, and the loop may not have the child
+        // yet. A read that blocked would hold the process (work_mu_) and,
+        // with it, the loop. The child's end stays blocking, as a child
+        // expects of its stdout.
+        set_nonblocking(p.read_end.get());
         child_end = std::move(p.write_end);
         read_end = std::move(p.read_end);
         return child_end.get();
