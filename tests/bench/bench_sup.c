@@ -823,6 +823,14 @@ static void pin_threads(const cpu_set_t *set) {
   closedir(d);
 }
 
+/* Every thread of this process, the library's included, on cpu alone. */
+static void pin_to(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  pin_threads(&one);
+}
+
 /* environ plus SUP_BENCH_WRITER_CPU=cpu, for the raw side's posix_spawn. */
 static char **env_with_cpu(int cpu) {
   size_t n = 0;
@@ -878,10 +886,7 @@ static void row_capture(const struct opts *o) {
     const char *pname = place == 0 ? "1cpu" : "2cpu";
     int writer_cpu = cpus[place];
     char **envp = env_with_cpu(writer_cpu);
-    cpu_set_t host;
-    CPU_ZERO(&host);
-    CPU_SET(cpus[0], &host);
-    pin_threads(&host);
+    pin_to(cpus[0]);
     for (size_t s = 0; s < nsizes; s++) {
       uint64_t bytes = sizes[s];
       int rounds = rounds_of[s];
@@ -988,10 +993,7 @@ static void row_stream(const struct opts *o) {
     const char *pname = place == 0 ? "1cpu" : "2cpu";
     int writer_cpu = cpus[place];
     char **envp = env_with_cpu(writer_cpu);
-    cpu_set_t host;
-    CPU_ZERO(&host);
-    CPU_SET(cpus[0], &host);
-    pin_threads(&host);
+    pin_to(cpus[0]);
     samples keep = {0}, sup = {0};
     note("stream_%s: %d x %llu MiB per side", pname, rounds, (unsigned long long)(bytes >> 20));
     for (int r = 0; r < rounds; r++) {
