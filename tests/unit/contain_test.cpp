@@ -41,20 +41,7 @@ std::vector<std::string> glob_paths(const std::string& pattern) {
   return out;
 }
 
-// The cgroup2 mount point, from mountinfo.
-std::string cgroup2_mount() {
-  std::ifstream mounts("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    size_t dash = line.find(" - cgroup2 ");
-    if (dash == std::string::npos) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string id, parent, devno, root, point;
-    fields >> id >> parent >> devno >> root >> point;
-    return point;
-  }
-  return "";
-}
+using suptest::cgroup2_mount;
 
 // This process's children's cgroups (c<N>) under its host directories.
 std::vector<std::string> child_cgroups(pid_t host = getpid()) {

@@ -18,11 +18,27 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace suptest {
+
+// The cgroup2 mount point, from mountinfo ("" when there is none).
+inline std::string cgroup2_mount() {
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    size_t dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string id, parent, devno, root, point;
+    fields >> id >> parent >> devno >> root >> point;
+    return point;
+  }
+  return "";
+}
 
 inline double now_ms() {
   using namespace std::chrono;

@@ -35,19 +35,7 @@ void kill_host(pid_t host) {
   waitpid(host, &status, 0);
 }
 
-std::string cgroup2_mount() {
-  std::ifstream mounts("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    size_t dash = line.find(" - cgroup2 ");
-    if (dash == std::string::npos) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string id, parent, devno, root, point;
-    fields >> id >> parent >> devno >> root >> point;
-    return point;
-  }
-  return "";
-}
+using suptest::cgroup2_mount;
 
 // The host's sup directories, in the cgroup this test (and so the host)
 // runs in.
