@@ -70,7 +70,7 @@ readme_block() {
 recipe() {
   local name=$1 script=$2 out st
   local mod
-  mod=$(mktemp -d /tmp/sup-go-install.XXXXXX)
+  mod=$(mktemp -d)  # a fresh module outside the checkout
   readme_block main.go >"$mod/main.go"
   set +e
   out=$(cd "$mod" && env -u CGO_LDFLAGS -u CGO_CFLAGS -u PKG_CONFIG_PATH -u GOWORK -u GOFLAGS \

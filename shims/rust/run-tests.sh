@@ -54,7 +54,7 @@ rc=0
 ) || rc=1
 
 # A user's project: a path dependency on sup and nothing else.
-app=$(mktemp -d /tmp/sup-fresh-app.XXXXXX)
+app=$(mktemp -d)  # a fresh cargo project outside the checkout
 trap 'rm -rf "$app"' EXIT
 mkdir -p "$app/src"
 printf '%s\n' \

@@ -13,18 +13,7 @@ namespace {
 
 using suptest::Proc;
 
-// The reason cgroup mode cannot run here, or "" when it can: a trial spawn.
-std::string cgroup_unavailable() {
-  sup_proc* p = nullptr;
-  char err[SUP_ERRBUF_SIZE] = "";
-  int rc = sup_spawn_ex("{\"argv\": [\"true\"], \"contain\": \"cgroup\"}", &p, err, sizeof err);
-  if (rc == 0) {
-    sup_poll(p, -1);
-    sup_release(p);
-    return "";
-  }
-  return std::string(sup_strerror(rc)) + ": " + err;
-}
+using suptest::cgroup_unavailable;
 
 #define REQUIRE_CGROUP()                                                        \
   do {                                                                          \

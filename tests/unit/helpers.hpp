@@ -25,6 +25,19 @@
 
 namespace suptest {
 
+// The reason cgroup mode cannot run here, or "" when it can: a trial spawn.
+inline std::string cgroup_unavailable() {
+  sup_proc* p = nullptr;
+  char err[SUP_ERRBUF_SIZE] = "";
+  int rc = sup_spawn_ex("{\"argv\": [\"true\"], \"contain\": \"cgroup\"}", &p, err, sizeof err);
+  if (rc == 0) {
+    sup_poll(p, -1);
+    sup_release(p);
+    return "";
+  }
+  return std::string(sup_strerror(rc)) + ": " + err;
+}
+
 // The cgroup2 mount point, from mountinfo ("" when there is none).
 inline std::string cgroup2_mount() {
   std::ifstream mounts("/proc/self/mountinfo");

@@ -72,17 +72,7 @@ pid_t sentinel_of(pid_t host) {
   return found;
 }
 
-std::string cgroup_unavailable() {
-  sup_proc* p = nullptr;
-  char err[SUP_ERRBUF_SIZE] = "";
-  int rc = sup_spawn_ex("{\"argv\": [\"true\"], \"contain\": \"cgroup\"}", &p, err, sizeof err);
-  if (rc == 0) {
-    sup_poll(p, -1);
-    sup_release(p);
-    return "";
-  }
-  return std::string(sup_strerror(rc)) + ": " + err;
-}
+using suptest::cgroup_unavailable;
 
 // Starts a host supervising `count` trees; fills trees once all run.
 pid_t host_with_trees(const suptest::TempDir& dir, const char* contain, int count, std::vector<Tree>& trees,
