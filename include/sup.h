@@ -301,7 +301,10 @@ SUP_API const char *sup_signal_name(int sig);
  *                     (and reads it again once half of them have been), so
  *                     the child blocks on write as it would on a slow
  *                     terminal and a live reader loses nothing; the idle
- *                     clock does not run while a stream is held back
+ *                     clock does not run while a stream is held back.
+ *                     A reader waiting on sup_output_fd then reads the
+ *                     pipe itself (see there): the pipe's own buffer
+ *                     (64 KiB) is the window while it does
  *   tty_foreground    true: the child's process group is made the foreground
  *                     group of the host's controlling terminal (stdin must be
  *                     "inherit"), so that an interactive child can read it;
@@ -570,8 +573,9 @@ SUP_API int sup_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
 SUP_API int sup_output_wait(sup_proc *p, uint64_t stdout_pos,
                             uint64_t stderr_pos, int timeout_ms);
 
-/* sup_output_total: bytes the child has written to `stream` so far (all of
- * them, kept or not). Running or final.
+/* sup_output_total: bytes sup has read from `stream` so far (all of them,
+ * kept or not): while running, what the child wrote less what still waits
+ * in the pipe; once final, everything it wrote.
  * Returns the count (>= 0). Errors: SUP_EINVAL (NULL handle, bad stream),
  * SUP_ECHILD.
  * Thread-safety: any thread. */
@@ -586,6 +590,18 @@ SUP_API int64_t sup_output_total(sup_proc *p, int stream);
  * call sup_output_read until it gives 0 bytes; at 0 bytes with sup_poll(p, 0)
  * == 1 the stream has ended. Do not read from it or close it; it may be
  * dup(2)ed. Created on first call; the same fd afterwards.
+ * With backpressure_bytes set, a plain pipe (not "tee", not "pty") and the
+ * child running, the descriptor is an epoll set that also holds the pipe,
+ * and the reader reads the pipe itself: sup_output_read takes the bytes
+ * from the pipe straight into buf (still keeping them, counting them and
+ * restarting the idle clock), and sup's own thread stops watching the
+ * pipe, so that each write wakes one thread, the reader's. The window is
+ * then the pipe's buffer: the child blocks once it holds 64 KiB that the
+ * reader has not read; bytes left in the pipe count for the idle clock when
+ * they are read, by the reader or, at the latest, by sup when the idle
+ * limit falls due. The pipe goes back to sup's thread at its end of file,
+ * when a thread waits on the stream in sup_output_wait (which waits on what
+ * sup has read), and once sup ends the child or the main process exits.
  * Returns the descriptor (>= 0).
  * Errors: SUP_EINVAL (NULL handle, bad stream), SUP_EMFILE, SUP_ENOMEM,
  * SUP_ECHILD.

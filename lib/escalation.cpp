@@ -291,6 +291,8 @@ void Process::handle_requests_locked() {
   adopt_caller_signals();
   if (bits & kWatch) sync_watches();
   if (ended()) return;
+  if (bits & kReader) sync_reader_watches();
+  if (ended()) return;
   if (bits & kResume) resume_held_back();
   if (ended()) return;
   if ((bits & (kAbort | kInterrupt)) == 0) {

@@ -168,6 +168,7 @@ void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, 
 }
 
 void Process::watch_pipe(OutputPipe& pipe, bool probe) {
+  if (pipe.direct.load(std::memory_order_relaxed)) return;  // its reader reads it (direct_read.cpp)
   start_made_watch(pipe.poll, on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
 }
 
@@ -256,6 +257,16 @@ void Process::on_output_ready(OutputPipe& pipe) {
   maybe_finish();
 }
 
+void Process::note_output() noexcept {
+  last_activity_ = now_ns();
+  if (first_output_at_ != 0) return;
+  first_output_at_ = last_activity_;
+  // The idle limit now applies, and may end sooner than the first-output
+  // deadline the loop armed: it arms the new one. (A deadline that only
+  // moves later is re-armed when the timer fires.)
+  if (first_output_timeout_ > 0 && idle_timeout_ > 0) request(kRearm);
+}
+
 bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
   return read_pipe(pipe, engine_.read_buffer(), engine_.read_buffer_size(), max_reads, until_empty);
 }
@@ -265,14 +276,7 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
     if (pipe.paused) return true;
     ssize_t n = read(pipe.fd.get(), buf, cap);
     if (n > 0) {
-      last_activity_ = now_ns();
-      if (first_output_at_ == 0) {
-        first_output_at_ = last_activity_;
-        // The idle limit now applies, and may end sooner than the
-        // first-output deadline the loop armed: it arms the new one. (A
-        // deadline that only moves later is re-armed when the timer fires.)
-        if (first_output_timeout_ > 0 && idle_timeout_ > 0) request(kRearm);
-      }
+      note_output();
       {
         std::lock_guard<std::mutex> lock(mu_);
         pipe.capture.append(buf, static_cast<size_t>(n));
@@ -305,6 +309,7 @@ bool Process::drain_pipe(OutputPipe& pipe) {
 }
 
 void Process::close_pipe(OutputPipe& pipe) {
+  end_direct(pipe);
   pipe.poll.close();
   retire(pipe.fd);
   std::lock_guard<std::mutex> lock(mu_);
@@ -328,7 +333,10 @@ void Process::lift_backpressure() {
   // Also what a tee's slow host fd holds back.
   backpressure_lifted_ = true;
   for (OutputPipe* pipe : {&out_, &err_}) {
-    if (!pipe->paused) continue;
+    // A pipe its reader reads itself is the loop's again, and watched.
+    const bool was_direct = pipe->direct.load(std::memory_order_relaxed);
+    end_direct(*pipe);
+    if (!pipe->paused && !was_direct) continue;
     pipe->tee_held = false;
     {
       std::lock_guard<std::mutex> lock(mu_);

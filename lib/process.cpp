@@ -264,6 +264,10 @@ bool Process::wait_on_pidfd(int timeout_ms) {
 }
 
 int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
+  // The wait is on the capture, which a reader reading its pipe itself
+  // fills only as it reads: such a pipe goes back to the loop.
+  if (out_pos != SUP_POS_IGNORE && out_.direct.load(std::memory_order_relaxed)) hand_back_direct(out_);
+  if (err_pos != SUP_POS_IGNORE && err_.direct.load(std::memory_order_relaxed)) hand_back_direct(err_);
   std::unique_lock<std::mutex> lock(mu_);
   ++waiters_;
   bool ready = wait_until(changed_, lock, timeout_ms, [&] {
@@ -277,6 +281,7 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
 int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
   OutputPipe& pipe = pipe_for(stream);
   bool resume = false;
+  bool caught_up = false;
   size_t n;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -291,6 +296,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
       }
     }
     n = pipe.capture.lent() ? 0 : pipe.capture.read_at(pos, buf, cap);
+    caught_up = n == 0 && *pos == pipe.capture.total();
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
     resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
     if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
@@ -299,6 +305,9 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     }
   }
   if (resume && !is_final()) request(kResume);
+  // Everything sup holds is read: the next bytes are in the pipe, for a
+  // reader that reads it itself (direct_read.cpp).
+  if (caught_up && cap > 0 && pipe.direct.load(std::memory_order_acquire)) return read_direct(pipe, pos, buf, cap);
   return static_cast<int64_t>(n);
 }
 
@@ -312,14 +321,17 @@ void Process::signal_ready(OutputPipe& pipe) {
 
 int Process::output_fd(int stream) {
   OutputPipe& pipe = pipe_for(stream);
+  // work_mu_ first: whether the reader may take the pipe is the loop's state.
+  std::lock_guard<std::mutex> work(work_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!pipe.ready_fd.valid()) {
     int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd < 0) return fd_error(errno);
     pipe.ready_fd.reset(fd);
     signal_ready(pipe);
+    offer_direct(pipe);
   }
-  return pipe.ready_fd.get();
+  return pipe.reader_set.valid() ? pipe.reader_set.get() : pipe.ready_fd.get();
 }
 
 uint64_t Process::output_total(int stream) {

@@ -52,7 +52,9 @@ enum class TimeoutKind { idle, first_output, max_runtime };
 // kWatch: the callers waiting on the process changed (sync_watches).
 // kRearm: the deadline moved earlier than the one armed (the first byte
 // turned the first-output limit into a shorter idle limit).
-enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8, kRearm = 16 };
+// kReader: a live reader took a pipe to read itself, or gave it back
+// (direct_read.cpp).
+enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8, kRearm = 16, kReader = 32 };
 
 struct SignalSent {
   int signal;
@@ -101,6 +103,13 @@ struct OutputPipe {
   // the result is final (level semantics), under Process::mu_.
   UniqueFd ready_fd;
   bool ready_signaled = false;
+  // With backpressure_bytes: what sup_output_fd gave instead of ready_fd,
+  // an epoll set of ready_fd and, while `direct`, the pipe's fd. Made under
+  // work_mu_ and mu_, then kept until the handle goes.
+  UniqueFd reader_set;
+  // The reader reads the pipe itself (sup_output_read) and the loop does
+  // not watch it. Changed under work_mu_; read without it as a hint.
+  std::atomic<bool> direct{false};
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
   // The result's "routed" (route_name); immutable.
@@ -200,6 +209,13 @@ class Process {
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
+  // direct_read.cpp. read_output's step for a reader that has read all
+  // that sup holds and reads the pipe itself: into buf, then into the
+  // capture. Returns the count (0: nothing yet, or the pipe handed back).
+  int64_t read_direct(OutputPipe& pipe, uint64_t* pos, char* buf, size_t cap);
+  // sup_output_wait waits on the capture, which only the loop fills: a
+  // pipe its reader read itself goes back to the loop.
+  void hand_back_direct(OutputPipe& pipe);
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
@@ -322,6 +338,25 @@ class Process {
   void on_stdin_writable();
   void close_stdin();
   void signal_ready(OutputPipe& pipe);  // under mu_
+  // A byte was read (by the loop or a reader, under work_mu_): the idle
+  // clock restarts, and the first one turns the first-output limit into
+  // the idle limit.
+  void note_output() noexcept;
+
+  // direct_read.cpp, each under work_mu_.
+  // Whether a reader may take the pipe: backpressure set, a plain pipe (no
+  // terminal, no tee), the main process running and nothing lifted yet.
+  bool can_read_directly(const OutputPipe& pipe) const noexcept;
+  // sup_output_fd's first call (under mu_ too, ready_fd made): the reader
+  // gets the pipe where it may, in reader_set; else nothing changes.
+  void offer_direct(OutputPipe& pipe) noexcept;
+  // The pipe is the loop's again; out of the reader's set. The caller
+  // requests kReader, or (on the loop) watches it itself.
+  void end_direct(OutputPipe& pipe) noexcept;
+  bool any_direct() const noexcept { return out_.direct.load() || err_.direct.load(); }
+  // Loop: kReader. Stops the watch of a pipe its reader reads; watches again
+  // one handed back.
+  void sync_reader_watches();
 
   // first_output.cpp: the silence limits. The deadline of the one that
   // applies now (first output before the first byte, when set; else idle),

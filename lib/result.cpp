@@ -134,7 +134,8 @@ bool Process::finish_from_caller() {
   // SIGTTOU), a stream held back (its watch is the loop's to restart), or
   // the main process still running: the loop's.
   // A tee (the loop's to write), too.
-  if (tty_fd_.valid() || any_held_back() || out_.tee || err_.tee) return false;
+  // So does a pipe its reader reads itself (the loop watches it again).
+  if (tty_fd_.valid() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are

@@ -41,7 +41,7 @@ SUITES=()
 run_suite build || status=1
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
 if [ "${1:-}" = "--tsan" ]; then
-  SUITES=(start engine-start zero-timeout control stress process timeouts abi reliability pty)
+  SUITES=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read)
   run_suite build-tsan -Db_sanitize=thread -Db_lundef=false || status=1
 fi
 # The library must build and pass with clang too (no sanitizer; the CLI

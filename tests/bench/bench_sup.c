@@ -940,9 +940,9 @@ static void row_capture(const struct opts *o) {
 }
 
 /* A live reader streaming a child's whole output through sup_output_read,
- * with backpressure_bytes set so that nothing is dropped: it waits with
- * sup_output_wait and reads 64 KiB at a time until the result is final and
- * a read gives nothing. Timed from before the spawn to the last byte read
+ * with backpressure_bytes set so that nothing is dropped: it polls
+ * sup_output_fd (and so reads the pipe itself) and reads 64 KiB at a time
+ * until the result is final and a read gives nothing. Timed from before the spawn to the last byte read
  * with the result final. Every byte must arrive, in order, with no gap. */
 static capture_cost sup_stream(const char *writer, uint64_t bytes, int writer_cpu) {
   static char buf[READ_CHUNK];
@@ -953,6 +953,8 @@ static capture_cost sup_stream(const char *writer, uint64_t bytes, int writer_cp
            writer, (unsigned long long)bytes, 1 << 20, writer_cpu);
   double c0 = cpu_ms_self(), t0 = now_us();
   sup_proc *p = sup_start(json);
+  struct pollfd ready = {.fd = sup_output_fd(p, SUP_STDOUT), .events = POLLIN};
+  if (ready.fd < 0) die("sup_output_fd: %s", sup_strerror(ready.fd));
   uint64_t pos = 0;
   int final = 0; /* a read that gives nothing once final is the end */
   for (;;) {
@@ -969,8 +971,7 @@ static capture_cost sup_stream(const char *writer, uint64_t bytes, int writer_cp
       final = 1;
       continue;
     }
-    rc = sup_output_wait(p, pos, SUP_POS_IGNORE, -1);
-    if (rc < 0) die("sup_output_wait: %s", sup_strerror(rc));
+    if (poll(&ready, 1, -1) < 0 && errno != EINTR) die("poll: %s", strerror(errno));
   }
   capture_cost cost = cost_since(t0, c0);
   expect_outcome(p, SUP_OUTCOME_EXITED, "stream");
@@ -1499,10 +1500,12 @@ typedef struct {
 
 /* One side of the scale row: `n` children each writing a line every 100 ms,
  * watched for `window_s` after `settle_s`. mode 0: sup with a live reader
- * (sup_output_fd in one epoll, sup_output_read until empty, lines counted);
- * mode 1: sup capturing, nobody reading; mode 2: raw, the same children
- * started as sup starts them, their stdout and stderr in one epoll, read and
- * lines counted. CPU is getrusage(RUSAGE_SELF), every thread of this process
+ * (sup_output_fd in one epoll, sup_output_read until empty, lines counted)
+ * and backpressure_bytes set, so that the reader reads each pipe itself;
+ * mode 3: the same reader without backpressure, sup's loop draining the
+ * pipes and the reader copying from it; mode 1: sup capturing, nobody
+ * reading; mode 2: raw, the same children started as sup starts them, their
+ * stdout and stderr in one epoll, read and lines counted. CPU is getrusage(RUSAGE_SELF), every thread of this process
  * (the library's too), none of the children's. */
 static scale_result scale_side(int mode, int n, double settle_s,
                                double window_s, const char *child) {
@@ -1518,6 +1521,7 @@ static scale_result scale_side(int mode, int n, double settle_s,
     /* spec() takes two argv items; the period is the third. */
     cJSON *o = cJSON_Parse(json);
     cJSON_AddItemToArray(cJSON_GetObjectItem(o, "argv"), cJSON_CreateString(period));
+    if (mode == 0) cJSON_AddNumberToObject(o, "backpressure_bytes", 1 << 20);
     cJSON_free(json);
     json = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -1545,7 +1549,7 @@ static scale_result scale_side(int mode, int n, double settle_s,
     char err[256];
     int rc = sup_spawn_ex(json, &procs[i], err, sizeof err);
     if (rc < 0) die("scale: child %d: %s (%s)", i, sup_strerror(rc), err);
-    if (mode == 0) {
+    if (mode == 0 || mode == 3) {
       int fd = sup_output_fd(procs[i], SUP_STDOUT);
       if (fd < 0) die("sup_output_fd: %s", sup_strerror(fd));
       ev.data.u64 = (uint64_t)i * 2;
@@ -1584,7 +1588,7 @@ static scale_result scale_side(int mode, int n, double settle_s,
       if (k < 0 && errno != EINTR) die("epoll_wait: %s", strerror(errno));
       for (int e = 0; e < k; e++) {
         int i = (int)(evs[e].data.u64 / 2);
-        if (mode == 0) {
+        if (mode == 0 || mode == 3) {
           for (;;) {
             size_t got = 0;
             int rc = sup_output_read(procs[i], SUP_STDOUT, &pos[i], buf, sizeof buf, &got);
@@ -1664,12 +1668,15 @@ static void row_scale(const struct opts *o) {
        SCALE_PERIOD_MS, window);
   scale_result raw = scale_side(2, n, settle, window, o->child);
   scale_result reader = scale_side(0, n, settle, window, o->child);
+  scale_result drained = scale_side(3, n, settle, window, o->child);
   scale_result capture = scale_side(1, n, settle, window, o->child);
   printf("{\"row\":\"scale\",\"period_ms\":%d,\"line_bytes\":%d,",
          SCALE_PERIOD_MS, SCALE_LINE);
   print_scale("baseline", &raw);
   putchar(',');
   print_scale("sup", &reader);
+  putchar(',');
+  print_scale("sup_drained", &drained);
   putchar(',');
   print_scale("sup_capture", &capture);
   printf("}\n");
