@@ -32,6 +32,14 @@ SUP_RUN = os.environ.get("SUP_RUN") or os.path.join(
 
 MiB = 1024 * 1024
 
+# sup-run keeps a SIGINT, SIGTERM or SIGHUP it inherits as ignored ignored
+# (as make and the shells do), and its tests send it those signals: a suite
+# started under nohup, or from a shell's background job, must not pass that
+# on. The test that wants it ignored says so itself.
+for _sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.SIG_DFL)
+
 # A shell loop that stays alive, silent, and reacts to signals at once: a
 # trapped signal runs its trap when the current short sleep ends (the sleep is
 # in the same process group and gets the signal too).
