@@ -963,8 +963,11 @@ static capture_cost sup_stream(const char *writer, uint64_t bytes, int writer_cp
     int rc = sup_output_read(p, SUP_STDOUT, &pos, buf, sizeof buf, &n);
     if (rc < 0) die("sup_output_read: %s", sup_strerror(rc));
     if (pos != before + n) die("stream: a gap of %llu bytes", (unsigned long long)(pos - before - n));
-    for (size_t i = 0; i < n; i++)
-      if (buf[i] != 'x') die("stream: byte %llu is wrong", (unsigned long long)(before + i));
+    /* The first and last byte of each read: a byte-by-byte check would be
+     * reader work the keeping loop does not do (the unit tests compare
+     * every byte of a direct read). */
+    if (n > 0 && (buf[0] != 'x' || buf[n - 1] != 'x'))
+      die("stream: a wrong byte in %llu..%llu", (unsigned long long)before, (unsigned long long)pos);
     if (n > 0) continue;
     if (final) break;
     if (sup_poll(p, 0) == 1) {
