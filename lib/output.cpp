@@ -342,7 +342,10 @@ void Process::lift_backpressure() {
       std::lock_guard<std::mutex> lock(mu_);
       pipe->paused = false;
     }
-    if (!pipe->open()) continue;
+    // No watch was made for a pipe its reader took before the loop started
+    // the child, if start() failed to make one: that child is ended
+    // unwatched (end_unwatched).
+    if (!pipe->open() || !pipe->poll) continue;
     try {
       watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {

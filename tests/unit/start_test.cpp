@@ -211,6 +211,32 @@ TEST(Start, AHeldBackStreamTheLoopCannotWatchAgainEndsTheChildNotTheHost) {
 // interrupt signal here is SIGWINCH, which a child ignores from its first
 // instruction: only the grace period's SIGKILL, the loop's part of the
 // request, ends it.
+TEST(Start, APipeTakenByItsReaderBeforeTheLoopStartsTheChildCanStillBeRefused) {
+  // The loop is held up in the first child's start() (its pidfd's watch,
+  // and it has no pipe), while the second child's reader takes its stdout
+  // (backpressure set: the reader reads the pipe itself) before the loop
+  // has started it. Then the loop cannot make that pipe's watch: the child
+  // is ended, and its reader's fd says so.
+  warm_up();
+  g_delay_ms = 500;
+  g_delay_add = "anon_inode:[pidfd]";
+  SPAWN(first, "{\"argv\": [\"sleep\", \"30\"], \"stdout\": \"null\", \"stderr\": \"null\"}");
+  ASSERT_TRUE(suptest::eventually([] { return g_delaying.load(); }));
+  SPAWN(p, sh("exec sleep 30", "\"backpressure_bytes\": 65536"));
+  const int fd = sup_output_fd(p.get(), SUP_STDOUT);
+  ASSERT_GE(fd, 0);
+  // Refused from now on: the reader's own set took the pipe already.
+  g_fail_add = "pipe:";
+  EXPECT_TRUE(g_delaying.load()) << "the loop started the child first: the test proves nothing";
+  ASSERT_NO_FATAL_FAILURE(expect_ended_by_sup(p));
+  pollfd ended{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&ended, 1, 5000), 1) << "the reader's fd is not readable once final";
+  g_fail_add = nullptr;
+  g_delay_add = nullptr;
+  sup_abort(first.get());
+  expect_engine_goes_on();
+}
+
 TEST(Start, CallsRightAfterSpawnReachTheChild) {
   SPAWN(noise, "{\"argv\": [\"cat\", \"/dev/zero\"], \"max_output_bytes\": 65536}");
   for (int i = 0; i < 40; ++i) {
