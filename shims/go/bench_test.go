@@ -64,11 +64,12 @@ func execTrueCaptured() error {
 func supTimeout() error {
 	c := sup.Command("sh", "-c", silentScript)
 	c.MaxRuntime = 200 * time.Millisecond
+	// As with os/exec's kill, a timeout is an *ExitError holding the Result.
 	res, err := c.Run(context.Background())
-	if err == nil && (res.Outcome != sup.MaxRuntime || string(res.Stdout) != "partial\n") {
-		err = fmt.Errorf("sup: %v %q", res.Outcome, res.Stdout)
+	if res == nil || res.Outcome != sup.MaxRuntime || string(res.Stdout) != "partial\n" {
+		return fmt.Errorf("sup: %v, %v", res, err)
 	}
-	return err
+	return nil
 }
 
 // execTimeout is a careful exec.CommandContext: the child in a group of its
