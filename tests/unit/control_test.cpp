@@ -199,10 +199,13 @@ TEST(Interrupt, RacingTheExitIsEitherExitedOrInterruptedNeverBoth) {
 
 // Four threads interrupt at once while the idle timeout comes due: the
 // interrupt signal goes out once, whoever sends it, and the grace still ends
-// in one SIGKILL for a child that ignores it.
+// in one SIGKILL for a child that ignores it. The idle clock starts at
+// "ready" (first_output_timeout_ms), after the trap: counted from the clone,
+// 20 ms could end a shell that a loaded machine had not yet run that far.
 TEST(Interrupt, ManyCallersAndATimeoutSendItOnce) {
   for (int i = 0; i < 40; ++i) {
-    SPAWN(p, sh("trap '' TERM; echo ready; sleep 30", "\"grace_ms\": 50, \"idle_timeout_ms\": 20"));
+    SPAWN(p, sh("trap '' TERM; echo ready; sleep 30",
+                "\"grace_ms\": 50, \"idle_timeout_ms\": 20, \"first_output_timeout_ms\": 30000"));
     ASSERT_TRUE(wait_for_output(p.get(), "ready"));
     std::this_thread::sleep_for(std::chrono::microseconds(i * 500));
     std::vector<std::thread> callers;
