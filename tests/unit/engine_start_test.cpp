@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <uv.h>
@@ -87,9 +88,15 @@ void first_start_fails_cleanly(std::atomic<int>& counter, int after, int want_rc
   require(uv_loop_init(&loop) == 0 && uv_loop_close(&loop) == 0, "a libuv loop of the test's own");
   // The same for a thread: a sanitizer's runtime starts its own at the
   // first thread created.
-  std::thread([] {}).join();
-  const int fds = suptest::count_dir("/proc/self/fd");
+  pid_t joined = 0;
+  std::thread([&] { joined = static_cast<pid_t>(syscall(SYS_gettid)); }).join();
+  // A joined thread can still be listed for a moment while the kernel
+  // releases it: counted once it is gone.
+  const std::string joined_task = "/proc/self/task/" + std::to_string(joined);
+  for (int i = 0; i < 2000 && access(joined_task.c_str(), F_OK) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const int threads = suptest::count_dir("/proc/self/task");
+  const int fds = suptest::count_dir("/proc/self/fd");
   counter = after;
   sup_proc* p = nullptr;
   char err[256] = "";

@@ -162,14 +162,17 @@ inline int count_dir(const char* path) {
 inline int open_fds() { return count_dir("/proc/self/fd") - 1; /* the DIR's own fd */ }
 inline int threads() { return count_dir("/proc/self/task"); }
 
-// True while pid runs (a zombie, or a pid gone, is not running). Orphans end
-// up under this machine's init, which may never reap them.
+// True while pid runs (a zombie, one being reaped (X), or a pid gone is not
+// running). Orphans end up under this machine's init, which may never reap
+// them.
 inline bool running(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(stat, line)) return false;
   size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+  if (close == std::string::npos || close + 2 >= line.size()) return false;
+  const char state = line[close + 2];
+  return state != 'Z' && state != 'X';
 }
 
 // How late the scheduler runs this process's threads while it lives: a thread
