@@ -9,9 +9,13 @@
  * THREAD MODEL
  *   The library owns two threads, started by the first sup_spawn: an event
  *   loop, on which timers fire and pipes drain whether or not the host calls
- *   in, and a spawner, which clones children so that a slow exec (a network
- *   cwd, a huge argv) never stalls the supervision of the others. The calls
- *   below only hand requests to them or wait for them.
+ *   in, and a spawner. sup_spawn clones the child on the caller's own thread,
+ *   as posix_spawn does, where sup-sentinel runs (see Host death): a slow
+ *   exec (a network cwd, a huge argv) then holds up that call alone. Where
+ *   the sentinel could not start, the spawner clones every child, one at a
+ *   time, with PR_SET_PDEATHSIG tied to its own life: a slow exec then holds
+ *   up later spawns, never the supervision of running children. The calls
+ *   below only hand requests to the threads or wait for them.
  *
  *   - sup_interrupt, sup_abort and sup_signal may be called from any thread
  *     at any time,
@@ -39,8 +43,9 @@
  *     included, or exec'd), it kills every cgroup sup made for the host
  *     (cgroup.kill) and every group-mode child's process group, removes the
  *     cgroups, and exits: within a second. A group-mode spawn sends it one
- *     record on the spawner thread, and one more just before the child is
- *     reaped; cgroup mode sends none. It needs nothing of the library, so
+ *     record (the child itself sends it before its exec, so no moment of
+ *     the child's life is beyond the sentinel's reach), and one more just
+ *     before the child is reaped; cgroup mode sends none. It needs nothing of the library, so
  *     it outlives dlclose; unloading the library ends every child first
  *     and sends the goodbye. Where the program cannot be found, only the
  *     main processes die with the host (PR_SET_PDEATHSIG).
@@ -167,7 +172,7 @@ enum sup_phase {
   SUP_PHASE_FIRST_OUTPUT = 1, /* first_output_timeout_ms: no byte yet */
   SUP_PHASE_IDLE = 2          /* idle_timeout_ms: silent since a byte (or,
                                  without first_output_timeout_ms, since the
-                                 clone) */
+                                 exec) */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -274,13 +279,13 @@ SUP_API const char *sup_signal_name(int sig);
  *                     closed; or "pipe": the host writes with
  *                     sup_input_write and closes with sup_input_close
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
- *                     stderr (the first period from its clone, or from the
+ *                     stderr (the first period from its exec, or from the
  *                     first byte with first_output_timeout_ms); 0 = off
  *                     (default). Only streams sup reads count ("pipe",
  *                     "tee"): with neither, SUP_EINVAL
  *   first_output_timeout_ms  end the child (outcome "idle_timeout", "phase":
  *                     "first_output") when neither stream has produced a
- *                     byte this long after its clone; 0 = off (default).
+ *                     byte this long after its exec; 0 = off (default).
  *                     When set, the idle clock starts at the first byte:
  *                     before it only this limit applies, after it only
  *                     idle_timeout_ms. With neither stream read, SUP_EINVAL

@@ -367,7 +367,11 @@ void Engine::on_timer() {
   program_timer();
 }
 
-void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
+void Engine::spawn(Process& proc, LaunchPlan& plan, SpawnFds fds) {
+  if (sentinel_.running()) {
+    spawn_here(proc, plan, std::move(fds));
+    return;
+  }
   SpawnJob job{&proc, &plan, std::move(fds), false, std::nullopt};
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) throw LaunchError{-ESHUTDOWN, "sup is being unloaded"};
@@ -382,7 +386,79 @@ void Engine::spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds) {
   if (job.error) throw *job.error;
 }
 
+void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) throw LaunchError{-ESHUTDOWN, "sup is being unloaded"};
+  }
+  // Nothing ties the child to this thread, which may end before it does:
+  // the sentinel ends the tree if the host dies. A group-mode child sends
+  // its own group to the sentinel before it execs (a cgroup's is the
+  // host's directory, which the sentinel has already).
+  plan.die_with_host = false;
+  plan.sentinel_fd = proc.in_cgroup() ? -1 : sentinel_.fd();
+  std::unique_ptr<ChildStack> stack;
+  try {
+    stack = take_stack();
+  } catch (const std::bad_alloc&) {
+    throw LaunchError{-ENOMEM, "out of memory"};
+  }
+  // As posix_spawn: the caller's thread is not cancelled half way through.
+  int cancel_state = 0;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+  Launched child{};
+  try {
+    child = launch(plan, fds.stdio, *stack);
+  } catch (...) {
+    give_back_stack(std::move(stack));
+    pthread_setcancelstate(cancel_state, nullptr);
+    throw;
+  }
+  give_back_stack(std::move(stack));
+  pthread_setcancelstate(cancel_state, nullptr);
+  adopt(proc, child, fds);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    proc.next_start = starts_;
+    starts_ = &proc;
+  }
+  wake();
+}
+
+void Engine::adopt(Process& proc, Launched& child, SpawnFds& fds) {
+  // The child's ends are closed before any exit is watched, or a fast
+  // child's EOF would look like a leftover still holding the pipe.
+  fds.child_out.reset();
+  fds.child_err.reset();
+  fds.child_stdin.reset();
+  proc.launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
+                std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
+}
+
+std::unique_ptr<ChildStack> Engine::take_stack() {
+  {
+    std::lock_guard<std::mutex> lock(stacks_mu_);
+    if (!free_stacks_.empty()) {
+      std::unique_ptr<ChildStack> stack = std::move(free_stacks_.back());
+      free_stacks_.pop_back();
+      return stack;
+    }
+  }
+  return std::make_unique<ChildStack>();
+}
+
+void Engine::give_back_stack(std::unique_ptr<ChildStack> stack) noexcept {
+  std::lock_guard<std::mutex> lock(stacks_mu_);
+  try {
+    free_stacks_.push_back(std::move(stack));
+  } catch (const std::bad_alloc&) {
+    // Freed instead (the unique_ptr goes out of scope).
+  }
+}
+
 void Engine::prewake_spawner() noexcept {
+  // A clone on the caller's thread needs no spawner.
+  if (sentinel_.running()) return;
   // Pinned to this thread's CPU (a host under `taskset -c 0`), a woken
   // spawner preempts the caller, yields back, and is woken again by
   // spawn(): two context switches for nothing.
@@ -458,14 +534,7 @@ void Engine::run_spawner() {
       // Group mode: the sentinel kills the group if the host dies (a
       // cgroup's whole host directory is killed instead).
       if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);
-      // The child's ends are closed before any exit is watched, or a fast
-      // child's EOF would look like a leftover still holding the pipe.
-      SpawnFds& fds = job->fds;
-      fds.child_out.reset();
-      fds.child_err.reset();
-      fds.child_stdin.reset();
-      job->proc->launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
-                          std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
+      adopt(*job->proc, child, job->fds);
     } catch (const LaunchError& e) {
       job->error = e;
     } catch (const std::bad_alloc&) {

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -53,10 +54,13 @@ class Engine {
   // p50 43 -> 1 us, p90 62 -> 1 us, against a lead of 100 us asleep.
   static constexpr Nanos kTimerLead = 250'000;
 
-  // Clones on the spawner thread, then starts supervising on the loop thread.
-  // Blocks the caller until the child has exec'd or failed, not until the
-  // loop has it (Process::start). Throws LaunchError.
-  void spawn(Process& proc, const LaunchPlan& plan, SpawnFds fds);
+  // Clones the child, then starts supervising it on the loop thread. Where
+  // the sentinel runs (it ends every tree if the host dies), the clone runs
+  // on the caller's thread, as posix_spawn's does; elsewhere on the spawner
+  // thread, which PR_SET_PDEATHSIG ties the child to. Blocks the caller
+  // until the child has exec'd or failed, not until the loop has it
+  // (Process::start). Throws LaunchError.
+  void spawn(Process& proc, LaunchPlan& plan, SpawnFds fds);
   // Tells the spawner a job is coming: an idle one wakes now and waits for
   // the job awake (up to 50 us) instead of being woken by spawn(). Any
   // thread. Does nothing where the spawner can only run on the caller's
@@ -105,6 +109,14 @@ class Engine {
   Engine();
   void run_loop();
   void run_spawner();
+  // spawn() on the caller's thread.
+  void spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds);
+  // The child is cloned: closes its ends here and tells the process. Not
+  // under mu_; the caller then queues it for the loop's start.
+  void adopt(Process& proc, Launched& child, SpawnFds& fds);
+  // Stacks for clones on callers' threads, one per clone in progress.
+  std::unique_ptr<ChildStack> take_stack();
+  void give_back_stack(std::unique_ptr<ChildStack> stack) noexcept;
   // Spawner thread: records whether it is pinned to one CPU.
   void note_affinity() noexcept;
   void wake() noexcept;
@@ -155,6 +167,8 @@ class Engine {
   // The one CPU the spawner may run on, or -1 when it may run on several;
   // the spawner looks again each time it goes idle (sched_setaffinity).
   std::atomic<int> spawner_only_cpu_{-1};
+  std::mutex stacks_mu_;
+  std::vector<std::unique_ptr<ChildStack>> free_stacks_;
 
   // Loop thread only.
   std::unordered_set<Process*> live_;

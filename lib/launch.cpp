@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
@@ -45,6 +46,7 @@ struct ChildArgs {
   int stdio[3];
   bool tty_foreground;
   bool die_with_host;
+  int sentinel_fd;
   // cgroup.procs of the child's cgroup, where clone3 cannot start it there:
   // the child writes "0" (itself) to it first. -1 for none.
   int cgroup_procs;
@@ -107,6 +109,24 @@ SUP_CHILD_CODE int child_main(void* raw) {
     if (syscall(SYS_setsid) < 0) child_fail(a, FailedStep::setup);
   } else if (syscall(SYS_setpgid, 0, 0) != 0) {
     child_fail(a, FailedStep::setup);
+  }
+  if (a->sentinel_fd >= 0) {
+    // "+PGID", our pid being our group's id. The host's end of the socket
+    // is open here until the exec (close-on-exec), so the sentinel cannot
+    // have seen the host's death before this record; a host already dead
+    // means no exec.
+    char record[16];
+    char digits[12];
+    int n = 0;
+    for (unsigned long v = static_cast<unsigned long>(syscall(SYS_getpid)); v > 0 || n == 0; v /= 10)
+      digits[n++] = static_cast<char>('0' + v % 10);
+    int len = 0;
+    record[len++] = '+';
+    while (n > 0) record[len++] = digits[--n];
+    // A sentinel that stopped reading costs the record, as any record
+    // (Sentinel::send), never the spawn.
+    syscall(SYS_sendto, a->sentinel_fd, record, len, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0);
+    if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
   }
 
   for (int target = 0; target < 3; ++target) {
@@ -320,6 +340,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
   args.tty_foreground = plan.tty_foreground;
   args.die_with_host = plan.die_with_host;
+  args.sentinel_fd = plan.sentinel_fd;
   args.cgroup_procs = -1;
   args.terminal = plan.terminal;
   args.host_pid = getpid();
@@ -327,7 +348,6 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.host_pgrp = getpgrp();
 
   int pidfd = -1;
-  Nanos started_at = now_ns();
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
   // child is an ordinary child of the host's (see Process::leader_exited_now).
@@ -350,6 +370,9 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   if (plan.cgroup_fd < 0 || args.cgroup_procs >= 0)
     pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   int clone_errno = errno;
+  // The clone returns once the child has exec'd (or failed): a chdir that
+  // stalled for seconds is not silence of the program's.
+  Nanos started_at = now_ns();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   errno = clone_errno;
   if (pid < 0) {

@@ -42,8 +42,14 @@ struct LaunchPlan {
   // "contain": "cgroup": the child's cgroup directory (ChildCgroup), which
   // the child starts in; -1 for none.
   int cgroup_fd = -1;
-  // PR_SET_PDEATHSIG to the spawner thread: false only for the sentinel.
+  // PR_SET_PDEATHSIG to the spawner thread: false for the sentinel, and
+  // for a child cloned on the caller's thread, which registers with the
+  // sentinel instead.
   bool die_with_host = true;
+  // Group mode on the caller's thread: the sentinel's socket, to which the
+  // child sends its own group ("+PGID") before it execs, so that no
+  // moment of its life is outside the sentinel's reach; -1 for none.
+  int sentinel_fd = -1;
   // "pty": stdio is the slave of a new terminal, which the child, leading a
   // new session, makes its controlling terminal.
   bool terminal = false;
@@ -88,7 +94,7 @@ class ChildStack {
 
 struct Launched {
   pid_t pid;
-  Nanos started_at;  // taken before the clone: where the first idle period starts
+  Nanos started_at;  // taken at the exec: where the first idle period starts
   UniqueFd pidfd;
 };
 

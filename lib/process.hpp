@@ -536,7 +536,7 @@ class Process {
   Cause cause_ = Cause::none;
   TimeoutKind timeout_kind_ = TimeoutKind::idle;
   Nanos last_activity_ = 0;
-  Nanos started_at_ = 0;    // the clone: where the first silence is counted from
+  Nanos started_at_ = 0;    // the exec: where the first silence is counted from
   Nanos first_output_at_ = 0;  // the first byte read, 0 until then
   Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
   Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open

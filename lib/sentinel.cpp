@@ -116,9 +116,9 @@ void Sentinel::start(ChildStack& stack, int dev_null) noexcept {
     while (syscall(SYS_waitid, P_PIDFD, first_half.pidfd.get(), &info, WEXITED | __WALL, nullptr) < 0 &&
            errno == EINTR) {
     }
-    running_ = info.si_code == CLD_EXITED && info.si_status == 0;
+    running_.store(info.si_code == CLD_EXITED && info.si_status == 0, std::memory_order_release);
   } catch (...) {
-    running_ = false;
+    running_.store(false, std::memory_order_release);
   }
   // The sentinel holds its end; ours would keep it from ever seeing EOF.
   theirs_.reset();

@@ -25,6 +25,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 
 #include "unique_fd.hpp"
@@ -47,7 +48,11 @@ class Sentinel {
   // half has exited. On failure (no program found, out of processes) the
   // engine goes on without it.
   void start(ChildStack& stack, int dev_null) noexcept;
-  bool running() const noexcept { return running_; }
+  // Any thread: the sentinel has started and holds its end.
+  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+  // The engine's end, for a child to register its own group before it
+  // execs (launch.cpp); -1 without a sentinel.
+  int fd() const noexcept { return ours_.get(); }
   // fork(2)'s child handler: closes this process's copy of the engine's
   // end, so that the parent's death is still seen. Async-signal-safe.
   static void close_in_forked_child() noexcept;
@@ -69,7 +74,7 @@ class Sentinel {
   void send(const char* record, size_t len) noexcept;
   UniqueFd ours_;
   UniqueFd theirs_;  // until start() has handed it over
-  bool running_ = false;
+  std::atomic<bool> running_{false};
 };
 
 }  // namespace sup

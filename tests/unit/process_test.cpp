@@ -693,3 +693,23 @@ TEST(Result, KeptTextMovesIntoTheJsonAndComesBackExactly) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Spawn, AChildOutlivesTheThreadThatSpawnedIt) {
+  // A thread pool's worker starts the child and ends: the child is the
+  // host's, not that thread's, and runs to its own end.
+  sup_proc* p = nullptr;
+  std::thread worker([&] { ASSERT_EQ(sup_spawn(suptest::sh("sleep 0.5; echo done").c_str(), &p), 0); });
+  worker.join();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(sup_poll(p, 10000), 1);
+  EXPECT_EQ(sup_result_outcome(p), SUP_OUTCOME_EXITED) << sup_result(p);
+  EXPECT_EQ(sup_result_exit_code(p), 0);
+  size_t len = 0;
+  const char* out = sup_result_output(p, SUP_STDOUT, &len);
+  EXPECT_EQ(std::string(out ? out : "", len), "done\n");
+  sup_release(p);
+}
+
+}  // namespace

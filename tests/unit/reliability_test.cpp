@@ -369,33 +369,55 @@ TEST(Design, ASlowSpawnStallsNoOtherChild) {
   EXPECT_EQ(sup_result_outcome(chatty.get()), SUP_OUTCOME_EXITED) << "output sat unread while the loop was stalled";
 }
 
+// A clone runs on its caller's thread (the sentinel, not the cloning
+// thread, ends the tree if the host dies): one caller's child stuck in its
+// chdir holds up that caller alone, not another thread's spawn.
+TEST(Design, ASlowChdirStallsNoOtherSpawn) {
+  suptest::SchedulerLag lag;
+  SlowMount fs(2.5);
+  if (fs.slow_dir().empty()) GTEST_SKIP() << "no FUSE here (Debian: fuse3, python3-fusepy; root)";
+  std::atomic<bool> spawned{false};
+  std::thread slow([&] {
+    suptest::Proc p("{\"argv\": [\"pwd\"], \"cwd\": " + suptest::q(fs.slow_dir()) + "}");
+    spawned = p.rc() == 0 && p.wait();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  double start = suptest::now_ms();
+  SPAWN(quick, "{\"argv\": [\"true\"]}");
+  EXPECT_LT(suptest::now_ms() - start, lag.allowance(500)) << "a spawn waited for someone else's chdir";
+  ASSERT_TRUE(quick.wait(5000));
+  EXPECT_EQ(sup_result_outcome(quick.get()), SUP_OUTCOME_EXITED);
+  EXPECT_FALSE(spawned.load()) << "the slow spawn finished too early to prove anything";
+  slow.join();
+  EXPECT_TRUE(spawned.load());
+}
+
 // max_runtime is a cap on the caller's wait: it counts from the sup_spawn
-// call, so 1.2 s queued behind someone else's stalled chdir eats into a 1 s
-// cap instead of moving the deadline to 2.2 s after the call. The first idle
-// period, though, starts at the clone: a 1 s idle timeout does not end a
-// child that was queued as long the moment it exists.
+// call, so 1.5 s of the child's own stalled chdir, before its exec, eats
+// into a 1 s cap instead of moving the deadline to 2.5 s after the call.
+// The first idle period, though, starts once the child runs: a 1 s idle
+// timeout does not end a child whose start took as long the moment it is
+// supervised.
 TEST(Design, MaxRuntimeCountsFromTheCallAndIdleFromTheChild) {
   suptest::SchedulerLag lag;
   SlowMount fs(1.5);
   if (fs.slow_dir().empty()) GTEST_SKIP() << "no FUSE here (Debian: fuse3, python3-fusepy; root)";
-  std::atomic<bool> slow_done{false};
-  std::thread slow([&] {
-    suptest::Proc p("{\"argv\": [\"pwd\"], \"cwd\": " + suptest::q(fs.slow_dir()) + "}");
-    slow_done = p.rc() == 0 && p.wait();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  // Queued behind the stalled chdir too, on a thread of its own.
+  std::string cwd = "\"cwd\": " + suptest::q(fs.slow_dir());
   int quiet_outcome = -1;
   std::string quiet_out;
+  double quiet_returned = 0;
   std::thread quiet([&] {
-    suptest::Proc p(sh("echo up; sleep 0.2; echo done", "\"idle_timeout_ms\": 1000"));
+    double called = suptest::now_ms();
+    suptest::Proc p(sh("echo up; sleep 0.2; echo done", "\"idle_timeout_ms\": 1000, " + cwd));
+    quiet_returned = suptest::now_ms() - called;
     if (p.rc() == 0 && p.wait()) {
       quiet_outcome = sup_result_outcome(p.get());
       quiet_out = p.output(SUP_STDOUT);
     }
   });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   double before = suptest::now_ms();
-  suptest::Proc capped("{\"argv\": [\"sleep\", \"30\"], \"max_runtime_ms\": 1000}");
+  suptest::Proc capped("{\"argv\": [\"sleep\", \"30\"], \"max_runtime_ms\": 1000, " + cwd + "}");
   ASSERT_EQ(capped.rc(), 0);
   double returned = suptest::now_ms() - before;
   EXPECT_GE(returned, 900) << "the spawn was not held up: this proves nothing";
@@ -411,9 +433,8 @@ TEST(Design, MaxRuntimeCountsFromTheCallAndIdleFromTheChild) {
   ASSERT_EQ(sup_result_signals(capped.get(), &sig, &at, 1), 1);
   EXPECT_EQ(sig, SIGTERM);
   EXPECT_GE(at, 1000.0) << "at_ms and the deadline count from different instants";
-  slow.join();
   quiet.join();
-  EXPECT_TRUE(slow_done.load());
+  EXPECT_GE(quiet_returned, 1000) << "the quiet child's start was not held up: this proves nothing";
   EXPECT_EQ(quiet_outcome, SUP_OUTCOME_EXITED) << "idled out before the child could speak";
   EXPECT_EQ(quiet_out, "up\ndone\n");
 }
