@@ -7,8 +7,8 @@
 -- Then streaming: one child (WRITER BYTES: the repo's bench_writer, 64 KiB
 -- writes, or else `head -c BYTES /dev/zero`) writes STREAM_MIB MiB to stdout
 -- and the host reads every byte as it comes, through sup's p:read (blocking,
--- and from luv's loop on p:output_fd), luv's read_start on a pipe, and
--- io.popen's f:read.
+-- and from luv's loop on p:output_fd), luv's read_start on its stdio pipe
+-- (a socketpair) and on a pipe(2), and io.popen's f:read.
 -- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N] [--runs N]
 --                         [--writer PATH|head] [--only spawn|stream]
 -- Prints Markdown tables: p50 / p99 per method and their ratio to sup; then
@@ -183,6 +183,29 @@ local function stream_luv()
   return total
 end
 
+-- luv's stdio pipe is a socketpair (libuv's UV_CREATE_PIPE), whose buffer
+-- is larger than a pipe's 64 KiB; this reads a pipe(2), as sup does.
+local function stream_luv_pipe2()
+  local total = 0
+  local fds = uv.pipe({ nonblock = true }, { nonblock = false })
+  local out = uv.new_pipe(false)
+  out:open(fds.read)
+  local handle
+  handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, fds.write, nil } },
+    function() handle:close() end)
+  uv.fs_close(fds.write)
+  out:read_start(function(err, data)
+    assert(not err, err)
+    if data then
+      total = total + #data
+    else
+      out:close()
+    end
+  end)
+  uv.run()
+  return total
+end
+
 local function stream_popen()
   local f = io.popen(table.concat(WRITER, " "))
   local total = 0
@@ -198,8 +221,9 @@ end
 local streams = {
   { name = "sup p:read(\"stdout\", 64 KiB, math.huge) loop", fn = stream_sup_blocking },
   { name = "sup in luv: new_poll(p:output_fd()) + p:read(..., 0)", fn = stream_sup_luv },
-  { name = "luv uv.spawn + pipe:read_start()", fn = stream_luv },
+  { name = "luv uv.spawn + pipe:read_start() (a socketpair)", fn = stream_luv },
   { name = "io.popen + f:read(64 KiB)", fn = stream_popen },
+  { name = "luv uv.spawn on uv.pipe() + read_start() (a pipe)", fn = stream_luv_pipe2 },
 }
 
 local function measure_streams(runs)
@@ -226,6 +250,7 @@ local function measure_streams(runs)
   end
   local blocking_vs_popen = { ratio(1, 4) }
   local luv_vs_luv = { ratio(2, 3) }
+  local luv_vs_pipe2 = { ratio(2, 5) }
   print(string.format("\nStreaming %d MiB of stdout from `%s`, every byte read as it comes (%d runs per method, interleaved; median)\n",
     stream_mib, table.concat(WRITER, " "), runs))
   print("| method | MB/s | / sup p:read |")
@@ -243,6 +268,8 @@ local function measure_streams(runs)
     blocking_vs_popen[1], blocking_vs_popen[2], blocking_vs_popen[3]))
   print(string.format("| in luv: `new_poll(p:output_fd())` + `p:read` / luv `read_start` | %.2fx | %.2fx | %.2fx |",
     luv_vs_luv[1], luv_vs_luv[2], luv_vs_luv[3]))
+  print(string.format("| in luv: `new_poll(p:output_fd())` + `p:read` / luv `read_start` on `uv.pipe()` | %.2fx | %.2fx | %.2fx |",
+    luv_vs_pipe2[1], luv_vs_pipe2[2], luv_vs_pipe2[3]))
 end
 
 if only ~= "stream" then
