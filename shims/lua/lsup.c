@@ -80,6 +80,7 @@ typedef struct {
   const char *routed[2]; /* each stream's routing, as the result's "routed" */
   size_t ndups, capdups;
   char *scratch;     /* READ_CHUNK bytes for p:read, made at its first call */
+  int drained[2];    /* p:read's last read of the stream emptied it: wait first */
 } lproc;
 
 static const char *const stream_names[] = {"stdout", "stderr", NULL};
@@ -1144,6 +1145,9 @@ static int64_t read_some(lproc *lp, int s, char *dst, size_t cap, int have, uint
     }
     if (n == 0) break;
     got += n;
+    /* Short: nothing more now. Asking again would cost a read(2) of an
+     * empty pipe on every wake-up. */
+    if (n < cap - (got - n)) break;
   }
   return (int64_t)got;
 }
@@ -1155,9 +1159,11 @@ static int64_t read_some(lproc *lp, int s, char *dst, size_t cap, int have, uint
  * counts the bytes lost just before this chunk (dropped beyond
  * max_output_bytes); a chunk never spans such a gap.
  *
- * It reads first and waits only when nothing came: a reader that keeps up
- * with the child goes from one read(2) of the pipe to the next without
- * polling, and one that does not waits on sup_output_fd (wait_output). */
+ * It reads first and waits only when nothing came, or when its last read
+ * emptied the stream: a reader that falls behind the child goes from one
+ * read(2) of the pipe to the next without polling, and one that keeps up
+ * makes one poll(2) on sup_output_fd (wait_output) and one read(2) per
+ * wake-up. */
 static int m_read(lua_State *L) {
   lproc *lp = check_proc(L, 1);
   int s = stream_arg(L, 2);
@@ -1171,20 +1177,29 @@ static int m_read(lua_State *L) {
   int final;
   int64_t n;
   uint64_t skipped;
+  /* After a read that emptied the stream, a read now would most likely
+   * find the pipe empty: wait first (the wait returns at once when bytes
+   * came meanwhile). */
+  int wait_first = lp->drained[s];
   for (;;) {
+    if (wait_first && timeout != 0) {
+      double left = timeout;
+      if (timeout > 0 && (left = deadline - now_ms()) <= 0) left = 0;
+      int rc = left == 0 ? 0 : wait_until(L, lp, wait_output, s, left, 0);
+      if (rc < 0) return push_fail(L, rc);
+      if (rc == 0) timeout = 0; /* time is up: one more read, then "" */
+    }
     /* Final is checked before reading, so that bytes landing between the
      * two are never mistaken for the end. */
     final = sup_poll(lp->p, 0) == 1;
     n = read_some(lp, s, lp->scratch, first, 0, &skipped);
     if (n < 0) return luaL_error(L, "sup: output read: %s", sup_strerror((int)n));
+    lp->drained[s] = (size_t)n < first;
     if (n > 0 || skipped > 0 || final || timeout == 0) break;
-    double left = timeout;
-    if (timeout > 0 && (left = deadline - now_ms()) <= 0) break;
-    /* Woken without bytes (the pipe's end of file, which goes back to the
-     * library before the result is final): wait again, in what is left. */
-    int rc = wait_until(L, lp, wait_output, s, left, 0);
-    if (rc < 0) return push_fail(L, rc);
-    if (rc == 0) timeout = 0; /* one more read, then "" */
+    /* Nothing yet, or woken without bytes (the pipe's end of file, which
+     * goes back to the library before the result is final): wait, in what
+     * is left of the time. */
+    wait_first = 1;
   }
   if (n == 0 && skipped == 0 && final) {
     lua_pushnil(L);
