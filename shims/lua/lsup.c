@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,9 @@
 #define WAIT_SLICE_MS 100
 /* How much p:lines() reads at a time. */
 #define LINES_CHUNK ((size_t)65536)
+/* How much p:read takes in one read: a pipe's whole buffer, so that with
+ * backpressure_bytes set each wake-up is one read(2) from the pipe. */
+#define READ_CHUNK ((size_t)65536)
 
 typedef struct {
   sup_proc *p;       /* NULL once closed */
@@ -75,6 +79,8 @@ typedef struct {
   int *dups;         /* descriptors from p:fd(true), p:output_fd(s, true) */
   const char *routed[2]; /* each stream's routing, as the result's "routed" */
   size_t ndups, capdups;
+  char *scratch;     /* READ_CHUNK bytes for p:read, made at its first call */
+  int drained[2];    /* p:read's last read of the stream emptied it: wait first */
 } lproc;
 
 static const char *const stream_names[] = {"stdout", "stderr", NULL};
@@ -469,6 +475,8 @@ static void close_proc(lproc *lp) {
   free(lp->dups);
   lp->dups = NULL;
   lp->ndups = lp->capdups = 0;
+  free(lp->scratch);
+  lp->scratch = NULL;
   sup_release(p);
 }
 
@@ -529,9 +537,21 @@ static int wait_final(lproc *lp, int s, int ms) {
   return sup_poll(lp->p, ms);
 }
 
+/* Waits on the stream's sup_output_fd rather than in sup_output_wait: with
+ * backpressure_bytes set that descriptor holds the pipe itself, and the
+ * next sup_output_read takes the bytes straight from it, whereas
+ * sup_output_wait would hand the pipe back to the library's thread (a
+ * second thread and a second copy for every write of the child). A signal
+ * (the host's Ctrl-C) ends the slice early, so its hook runs sooner. */
 static int wait_output(lproc *lp, int s, int ms) {
-  return sup_output_wait(lp->p, s == 0 ? lp->pos[0] : SUP_POS_IGNORE, s == 1 ? lp->pos[1] : SUP_POS_IGNORE,
-                         ms);
+  int fd = sup_output_fd(lp->p, stream_of(s));
+  if (fd < 0) /* no descriptor to spare (SUP_EMFILE, SUP_ENOMEM): the library waits */
+    return sup_output_wait(lp->p, s == 0 ? lp->pos[0] : SUP_POS_IGNORE, s == 1 ? lp->pos[1] : SUP_POS_IGNORE,
+                           ms);
+  struct pollfd pfd = {fd, POLLIN, 0};
+  int rc = poll(&pfd, 1, ms);
+  if (rc < 0) return errno == EINTR ? 0 : -errno;
+  return rc > 0;
 }
 
 static int wait_input(lproc *lp, int s, int ms) {
@@ -1125,16 +1145,11 @@ static int64_t read_some(lproc *lp, int s, char *dst, size_t cap, int have, uint
     }
     if (n == 0) break;
     got += n;
+    /* Short: nothing more now. Asking again would cost a read(2) of an
+     * empty pipe on every wake-up. */
+    if (n < cap - (got - n)) break;
   }
   return (int64_t)got;
-}
-
-/* Waits until stream s has bytes beyond the handle's position or the result
- * is final, for up to timeout_ms (-1: forever). Returns >= 0, or an error. */
-static int wait_readable(lua_State *L, lproc *lp, int s, double timeout_ms) {
-  if (timeout_ms == 0) return 1;
-  if (sup_poll(lp->p, 0) == 1 || (uint64_t)sup_output_total(lp->p, stream_of(s)) > lp->pos[s]) return 1;
-  return wait_until(L, lp, wait_output, s, timeout_ms, 0);
 }
 
 /* p:read([stream [, max [, timeout_ms]]]): the bytes of stream since this
@@ -1142,7 +1157,13 @@ static int wait_readable(lua_State *L, lproc *lp, int s, double timeout_ms) {
  * read). Waits up to timeout_ms (default 0: never; math.huge: until bytes
  * come or the stream ends) and gives "" when none came. The second value
  * counts the bytes lost just before this chunk (dropped beyond
- * max_output_bytes); a chunk never spans such a gap. */
+ * max_output_bytes); a chunk never spans such a gap.
+ *
+ * It reads first and waits only when nothing came, or when its last read
+ * emptied the stream: a reader that falls behind the child goes from one
+ * read(2) of the pipe to the next without polling, and one that keeps up
+ * makes one poll(2) on sup_output_fd (wait_output) and one read(2) per
+ * wake-up. */
 static int m_read(lua_State *L) {
   lproc *lp = check_proc(L, 1);
   int s = stream_arg(L, 2);
@@ -1150,32 +1171,63 @@ static int m_read(lua_State *L) {
   luaL_argcheck(L, max > 0, 3, "must be positive");
   double timeout = timeout_arg(L, 4, 0);
   lua_settop(L, 1);
-  int rc = wait_readable(L, lp, s, timeout);
-  if (rc < 0) return push_fail(L, rc);
-  /* Final is checked before reading, so that bytes landing between the two
-   * are never mistaken for the end. */
-  int final = sup_poll(lp->p, 0) == 1;
-  size_t got = 0;
-  uint64_t skipped = 0;
-  luaL_Buffer B;
-  luaL_buffinit(L, &B);
-  while ((lua_Integer)got < max) {
-    size_t want = (size_t)(max - (lua_Integer)got);
-    if (want > LSUPC_CHUNK) want = LSUPC_CHUNK;
-    char *dst = lsupc_prepbuffsize(&B, want);
-    uint64_t lost = 0;
-    int64_t n = read_some(lp, s, dst, want, got > 0, &lost);
+  if (lp->scratch == NULL && (lp->scratch = malloc(READ_CHUNK)) == NULL) return push_fail(L, SUP_ENOMEM);
+  size_t first = (lua_Integer)READ_CHUNK < max ? READ_CHUNK : (size_t)max;
+  double deadline = timeout > 0 ? now_ms() + timeout : 0;
+  int final;
+  int64_t n;
+  uint64_t skipped;
+  /* After a read that emptied the stream, a read now would most likely
+   * find the pipe empty: wait first (the wait returns at once when bytes
+   * came meanwhile). */
+  int wait_first = lp->drained[s];
+  for (;;) {
+    if (wait_first && timeout != 0) {
+      double left = timeout;
+      if (timeout > 0 && (left = deadline - now_ms()) <= 0) left = 0;
+      int rc = left == 0 ? 0 : wait_until(L, lp, wait_output, s, left, 0);
+      if (rc < 0) return push_fail(L, rc);
+      if (rc == 0) timeout = 0; /* time is up: one more read, then "" */
+    }
+    /* Final is checked before reading, so that bytes landing between the
+     * two are never mistaken for the end. */
+    final = sup_poll(lp->p, 0) == 1;
+    n = read_some(lp, s, lp->scratch, first, 0, &skipped);
     if (n < 0) return luaL_error(L, "sup: output read: %s", sup_strerror((int)n));
-    if (got == 0) skipped = lost;
-    luaL_addsize(&B, (size_t)n);
-    got += (size_t)n;
-    if ((size_t)n < want) break;
+    lp->drained[s] = (size_t)n < first;
+    if (n > 0 || skipped > 0 || final || timeout == 0) break;
+    /* Nothing yet, or woken without bytes (the pipe's end of file, which
+     * goes back to the library before the result is final): wait, in what
+     * is left of the time. */
+    wait_first = 1;
   }
-  if (got == 0 && skipped == 0 && final) {
+  if (n == 0 && skipped == 0 && final) {
     lua_pushnil(L);
     return 1;
   }
-  luaL_pushresult(&B);
+  /* The scratch bytes become a Lua string before anything else may
+   * allocate (and so run a finalizer that could read this handle). */
+  if ((size_t)n < first || (lua_Integer)n == max) {
+    lua_pushlstring(L, lp->scratch, (size_t)n);
+  } else {
+    luaL_Buffer B;
+    luaL_buffinit(L, &B);
+    lua_pushlstring(L, lp->scratch, (size_t)n);
+    luaL_addvalue(&B);
+    size_t got = (size_t)n;
+    while ((lua_Integer)got < max) {
+      size_t want = (size_t)(max - (lua_Integer)got);
+      if (want > LSUPC_CHUNK) want = LSUPC_CHUNK;
+      char *dst = lsupc_prepbuffsize(&B, want);
+      uint64_t lost = 0;
+      int64_t more = read_some(lp, s, dst, want, 1, &lost);
+      if (more < 0) return luaL_error(L, "sup: output read: %s", sup_strerror((int)more));
+      luaL_addsize(&B, (size_t)more);
+      got += (size_t)more;
+      if ((size_t)more < want) break;
+    }
+    luaL_pushresult(&B);
+  }
   lua_pushinteger(L, (lua_Integer)skipped);
   return 2;
 }

@@ -4,21 +4,28 @@
 -- holding ~2 GiB of Lua strings. The three are interleaved sample by sample
 -- (the order rotating each round) so that drift in the machine hits all
 -- alike; the GC is stopped while a sample is timed and run between rounds.
--- Then streaming: a child writes STREAM_MIB MiB to stdout and the host reads
--- every byte as it comes, through sup's p:read (blocking, and from luv's
--- loop on p:output_fd), luv's read_start on a pipe, and io.popen's f:read.
--- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N] [--only spawn|stream]
+-- Then streaming: one child (WRITER BYTES: the repo's bench_writer, 64 KiB
+-- writes, or else `head -c BYTES /dev/zero`) writes STREAM_MIB MiB to stdout
+-- and the host reads every byte as it comes, through sup's p:read (blocking,
+-- and from luv's loop on p:output_fd), luv's read_start on its stdio pipe
+-- (a socketpair) and on a pipe(2), and io.popen's f:read.
+-- Usage: lua5.4 bench.lua [--quick] [--heap-mib N] [--stream-mib N] [--runs N]
+--                         [--writer PATH|head] [--only spawn|stream]
 -- Prints Markdown tables: p50 / p99 per method and their ratio to sup; then
--- MB/s per streaming method (median of the runs) and its ratio to sup's.
+-- MB/s per streaming method (median of the runs), its ratio to sup's
+-- blocking loop, and the two ratios to a native reader (median of the
+-- per-round ratios, each round running every method once).
 local sup = require "sup"
 local uv = require "luv"
 
-local quick, heap_mib, stream_mib, only = false, 2048, nil, nil
+local quick, heap_mib, stream_mib, only, runs, writer = false, 2048, nil, nil, nil, nil
 local i = 1
 while arg[i] do
   if arg[i] == "--quick" then quick = true
   elseif arg[i] == "--heap-mib" then i = i + 1; heap_mib = assert(tonumber(arg[i]), "--heap-mib N")
   elseif arg[i] == "--stream-mib" then i = i + 1; stream_mib = assert(tonumber(arg[i]), "--stream-mib N")
+  elseif arg[i] == "--runs" then i = i + 1; runs = assert(tonumber(arg[i]), "--runs N")
+  elseif arg[i] == "--writer" then i = i + 1; writer = assert(arg[i], "--writer PATH")
   elseif arg[i] == "--only" then
     i = i + 1
     only = arg[i]
@@ -110,14 +117,19 @@ end
 
 -- ---- streaming --------------------------------------------------------
 
-stream_mib = stream_mib or (quick and 16 or 256)
+stream_mib = stream_mib or (quick and 16 or 1024)
 local STREAM_BYTES = stream_mib * 1024 * 1024
 local CHUNK = 64 * 1024
-local WRITER = { "head", "-c", tostring(STREAM_BYTES), "/dev/zero" }
+-- --writer head: coreutils' head, which writes what it reads from /dev/zero
+-- in smaller pieces, for a child that costs more per byte.
+local WRITER = (writer and writer ~= "head") and { writer, tostring(STREAM_BYTES) }
+  or { "head", "-c", tostring(STREAM_BYTES), "/dev/zero" }
 -- backpressure_bytes: the child waits for the reader, so every byte is
 -- read live (without it, a slow reader loses the middle past 16 MiB).
 local function sup_spec()
-  return { WRITER[1], WRITER[2], WRITER[3], WRITER[4], backpressure_bytes = 4 * CHUNK }
+  local spec = { backpressure_bytes = 4 * CHUNK }
+  for k, v in ipairs(WRITER) do spec[k] = v end
+  return spec
 end
 
 local function stream_sup_blocking()
@@ -157,8 +169,31 @@ local function stream_luv()
   local total = 0
   local out = uv.new_pipe(false)
   local handle
-  handle = uv.spawn(WRITER[1], { args = { WRITER[2], WRITER[3], WRITER[4] }, stdio = { nil, out, nil } },
+  handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, out, nil } },
     function() handle:close() end)
+  out:read_start(function(err, data)
+    assert(not err, err)
+    if data then
+      total = total + #data
+    else
+      out:close()
+    end
+  end)
+  uv.run()
+  return total
+end
+
+-- luv's stdio pipe is a socketpair (libuv's UV_CREATE_PIPE), whose buffer
+-- is larger than a pipe's 64 KiB; this reads a pipe(2), as sup does.
+local function stream_luv_pipe2()
+  local total = 0
+  local fds = uv.pipe({ nonblock = true }, { nonblock = false })
+  local out = uv.new_pipe(false)
+  out:open(fds.read)
+  local handle
+  handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, fds.write, nil } },
+    function() handle:close() end)
+  uv.fs_close(fds.write)
   out:read_start(function(err, data)
     assert(not err, err)
     if data then
@@ -186,8 +221,9 @@ end
 local streams = {
   { name = "sup p:read(\"stdout\", 64 KiB, math.huge) loop", fn = stream_sup_blocking },
   { name = "sup in luv: new_poll(p:output_fd()) + p:read(..., 0)", fn = stream_sup_luv },
-  { name = "luv uv.spawn + pipe:read_start()", fn = stream_luv },
+  { name = "luv uv.spawn + pipe:read_start() (a socketpair)", fn = stream_luv },
   { name = "io.popen + f:read(64 KiB)", fn = stream_popen },
+  { name = "luv uv.spawn on uv.pipe() + read_start() (a pipe)", fn = stream_luv_pipe2 },
 }
 
 local function measure_streams(runs)
@@ -201,20 +237,39 @@ local function measure_streams(runs)
       local got = streams[m].fn()
       local secs = (uv.hrtime() - t0) / 1e9
       assert(got == STREAM_BYTES, string.format("%s read %d of %d bytes", streams[m].name, got, STREAM_BYTES))
-      rates[m][#rates[m] + 1] = STREAM_BYTES / 1e6 / secs
+      rates[m][r] = STREAM_BYTES / 1e6 / secs
     end
   end
-  print(string.format("\nStreaming %d MiB of stdout, every byte read as it comes (%d runs per method, interleaved; median)\n",
-    stream_mib, runs))
+  -- Each round ran every method once, so a round's ratio compares runs
+  -- made moments apart; the median of those resists a busy machine.
+  local function ratio(a, b)
+    local rs = {}
+    for r = 1, runs do rs[r] = rates[a][r] / rates[b][r] end
+    table.sort(rs)
+    return percentile(rs, 0.5), rs[1], rs[#rs]
+  end
+  local blocking_vs_popen = { ratio(1, 4) }
+  local luv_vs_luv = { ratio(2, 3) }
+  local luv_vs_pipe2 = { ratio(2, 5) }
+  print(string.format("\nStreaming %d MiB of stdout from `%s`, every byte read as it comes (%d runs per method, interleaved; median)\n",
+    stream_mib, table.concat(WRITER, " "), runs))
   print("| method | MB/s | / sup p:read |")
   print("|---|---:|---:|")
-  local base
+  local med = {}
   for m = 1, #streams do
-    table.sort(rates[m])
-    local med = percentile(rates[m], 0.5)
-    base = base or med
-    print(string.format("| %s | %.0f | %.2fx |", streams[m].name, med, med / base))
+    local sorted = { table.unpack(rates[m]) }
+    table.sort(sorted)
+    med[m] = percentile(sorted, 0.5)
+    print(string.format("| %s | %.0f | %.2fx |", streams[m].name, med[m], med[m] / med[1]))
   end
+  print("\n| sup reader / native reader, same child | median of per-round ratios | min | max |")
+  print("|---|---:|---:|---:|")
+  print(string.format("| blocking `p:read(\"stdout\", 64 KiB, math.huge)` / `io.popen` `f:read(64 KiB)` | %.2fx | %.2fx | %.2fx |",
+    blocking_vs_popen[1], blocking_vs_popen[2], blocking_vs_popen[3]))
+  print(string.format("| in luv: `new_poll(p:output_fd())` + `p:read` / luv `read_start` | %.2fx | %.2fx | %.2fx |",
+    luv_vs_luv[1], luv_vs_luv[2], luv_vs_luv[3]))
+  print(string.format("| in luv: `new_poll(p:output_fd())` + `p:read` / luv `read_start` on `uv.pipe()` | %.2fx | %.2fx | %.2fx |",
+    luv_vs_pipe2[1], luv_vs_pipe2[2], luv_vs_pipe2[3]))
 end
 
 if only ~= "stream" then
@@ -235,4 +290,4 @@ if only ~= "stream" then
   collectgarbage()
 end
 
-if only ~= "spawn" then measure_streams(quick and 2 or 7) end
+if only ~= "spawn" then measure_streams(runs or (quick and 2 or 7)) end
