@@ -669,7 +669,8 @@ func (p *Process) Close() error {
 // has been read. A reader that falls behind the bytes kept (Cmd.MaxOutput)
 // gets a *GapError saying how many bytes it lost, once per gap, and reads on
 // from the oldest byte still kept; set Cmd.Backpressure to lose nothing. One
-// reader per stream: every call returns the same reader.
+// reader per stream: every call returns the same reader, an *OutputReader,
+// whose WriteTo io.Copy uses.
 func (p *Process) Stdout() io.Reader { return p.output(C.SUP_STDOUT) }
 
 // Stderr is Stdout for the child's stderr.
