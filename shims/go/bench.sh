@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks the Go shim against os/exec and writes tests/bench/shims-go.md:
 #   shims/go/bench.sh BUILD_DIR [OUT]     (BUILD_DIR: a built meson dir)
+#   SUP_GO_BENCH_ROWS=stream shims/go/bench.sh BUILD_DIR OUT
+#                                         (the throughput rows alone, into OUT)
 # (go test -bench . in shims/go, with the same environment, gives the means.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

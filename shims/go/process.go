@@ -4,6 +4,23 @@ package sup
 #include <stdlib.h>
 #include <string.h>
 #include <sup.h>
+
+// sup_go_output_read is sup_output_read, and when that gives no byte,
+// sup_poll(p, 0); once the result is final, one more sup_output_read, for a
+// byte written between the two. *final is 1 when the result is final: no
+// byte then is the end. One cgo call per read, whatever happens.
+static int sup_go_output_read(sup_proc *p, int stream, uint64_t *pos, void *buf,
+                              size_t cap, size_t *nread, int *final) {
+	uint64_t from = *pos;
+	int rc = sup_output_read(p, stream, pos, buf, cap, nread);
+	*final = 0;
+	if (rc < 0 || *nread > 0 || *pos != from)
+		return rc;
+	if (sup_poll(p, 0) != 1)
+		return 0;
+	*final = 1;
+	return sup_output_read(p, stream, pos, buf, cap, nread);
+}
 */
 import "C"
 
@@ -11,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -651,7 +669,8 @@ func (p *Process) Close() error {
 // has been read. A reader that falls behind the bytes kept (Cmd.MaxOutput)
 // gets a *GapError saying how many bytes it lost, once per gap, and reads on
 // from the oldest byte still kept; set Cmd.Backpressure to lose nothing. One
-// reader per stream: every call returns the same reader.
+// reader per stream: every call returns the same reader, an *OutputReader,
+// whose WriteTo io.Copy uses.
 func (p *Process) Stdout() io.Reader { return p.output(C.SUP_STDOUT) }
 
 // Stderr is Stdout for the child's stderr.
@@ -683,15 +702,27 @@ func (p *Process) newReader(stream int) *OutputReader {
 
 // OutputReader reads a stream of a Process live. Its goroutine parks on the
 // netpoller (sup_output_fd) while no new byte is available.
+//
+// It reads the library in chunks of up to 64 KiB, the pipe's capacity: a Read
+// into a smaller buffer takes one chunk into the reader's own buffer and
+// serves the next Reads from it, and WriteTo (which io.Copy uses) hands each
+// chunk to the writer as it comes. With Cmd.Backpressure each chunk is then
+// one read(2) of the child's pipe, made in the reading goroutine's thread.
 type OutputReader struct {
 	p      *Process
 	stream C.int
 
 	mu   sync.Mutex
-	pos  uint64
+	pos  uint64 // the library's position: what it has handed over
 	f    *os.File
-	done bool
+	rc   syscall.RawConn // of f
+	done bool            // io.EOF returned
+	buf  []byte          // chunkSize, allocated on first need
+	r, w int             // buf[r:w]: handed over by the library, not yet returned
 }
+
+// chunkSize is what one sup_output_read asks for: a pipe's whole buffer.
+const chunkSize = 64 << 10
 
 // Read reads the next bytes the child wrote, waiting for at least one. It
 // returns (0, *GapError) where bytes were dropped before this reader got to
@@ -701,18 +732,105 @@ func (r *OutputReader) Read(b []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer runtime.KeepAlive(r.p)
+	h := r.p.h
+	if r.r < r.w {
+		if len(b) == 0 {
+			return 0, nil
+		}
+		if h.isClosed() {
+			return 0, errClosed("read")
+		}
+		n := copy(b, r.buf[r.r:r.w])
+		r.r += n
+		return n, nil
+	}
 	if r.done {
 		return 0, io.EOF
 	}
 	if len(b) == 0 {
 		return 0, nil
 	}
+	if len(b) >= chunkSize {
+		return r.next(h, b)
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, chunkSize)
+	}
+	n, err := r.next(h, r.buf)
+	if n == 0 {
+		return 0, err
+	}
+	r.r, r.w = copy(b, r.buf[:n]), n
+	return r.r, nil
+}
+
+// WriteTo writes the stream to w, from where the reader stands to its end,
+// waiting for the child's bytes as Read does, and returns the count written
+// and a nil error at the end of the stream. It stops at a *GapError (a later
+// Read or WriteTo goes on after the gap), at a read error, and at w's error;
+// bytes w did not take are kept for the next Read or WriteTo.
+func (r *OutputReader) WriteTo(w io.Writer) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer runtime.KeepAlive(r.p)
 	h := r.p.h
-	n, err := r.try(h, b)
-	if n > 0 || err != nil {
+	var written int64
+	if r.r < r.w {
+		if h.isClosed() {
+			return 0, errClosed("read")
+		}
+		m, err := r.flush(w)
+		written += int64(m)
+		if err != nil {
+			return written, err
+		}
+	}
+	if r.done {
+		return written, nil
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, chunkSize)
+	}
+	for {
+		n, err := r.next(h, r.buf)
+		if n > 0 {
+			r.r, r.w = 0, n
+			m, werr := r.flush(w)
+			written += int64(m)
+			if werr != nil {
+				return written, werr
+			}
+		}
+		if err == io.EOF {
+			return written, nil
+		}
+		if err != nil {
+			return written, err
+		}
+	}
+}
+
+// flush writes buf[r:w] to w; what w does not take stays there.
+func (r *OutputReader) flush(w io.Writer) (int, error) {
+	m, err := w.Write(r.buf[r.r:r.w])
+	if m < 0 || m > r.w-r.r {
+		// As io.Copy treats such a writer: nothing counted as written.
+		return 0, errors.New("sup: invalid write result")
+	}
+	r.r += m
+	if err == nil && r.r < r.w {
+		err = io.ErrShortWrite
+	}
+	return m, err
+}
+
+// next reads the next bytes into b (not empty), waiting for at least one:
+// n > 0, or io.EOF (and the reader is done), a *GapError or an error.
+func (r *OutputReader) next(h *handle, b []byte) (n int, err error) {
+	if n, err = r.try(h, b); n > 0 || err != nil {
 		return n, r.finish(h, err)
 	}
-	if r.f == nil {
+	if r.rc == nil {
 		h.mu.RLock()
 		fd := C.int(-C.int(syscall.EBADF))
 		if !h.closed {
@@ -726,6 +844,12 @@ func (r *OutputReader) Read(b []byte) (int, error) {
 			return 0, cerr("read", fd)
 		}
 		f, ferr := h.pollFile(int(fd))
+		if ferr == nil {
+			r.rc, ferr = f.SyscallConn()
+			if ferr != nil {
+				h.dropFile(f)
+			}
+		}
 		if ferr != nil {
 			if h.isClosed() {
 				return 0, errClosed("read")
@@ -734,10 +858,12 @@ func (r *OutputReader) Read(b []byte) (int, error) {
 		}
 		r.f = f
 	}
-	if !waitReadable(r.f, func() bool {
+	// The callback runs at once, and again each time the descriptor is
+	// readable; it never reads the descriptor itself.
+	if r.rc.Read(func(uintptr) bool {
 		n, err = r.try(h, b)
 		return n > 0 || err != nil
-	}) {
+	}) != nil {
 		if h.isClosed() {
 			return 0, errClosed("read")
 		}
@@ -770,24 +896,25 @@ func (r *OutputReader) finish(h *handle, err error) error {
 		r.done = true
 		if r.f != nil {
 			h.dropFile(r.f)
-			r.f = nil
+			r.f, r.rc = nil, nil
 		}
 	}
 	return err
 }
 
 // try reads without blocking: n > 0, or io.EOF once final and all read, or
-// a *GapError, or an error, or (0, nil) when nothing new is there yet.
+// a *GapError, or an error, or (0, nil) when nothing new is there yet. One
+// cgo call: sup_go_output_read.
 func (r *OutputReader) try(h *handle, b []byte) (int, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.closed {
 		return 0, errClosed("read")
 	}
-	final := C.sup_poll(h.p, 0) // before the read: output is complete once final
 	pos := C.uint64_t(r.pos)
 	var n C.size_t
-	if rc := C.sup_output_read(h.p, r.stream, &pos, unsafe.Pointer(&b[0]), C.size_t(len(b)), &n); rc < 0 {
+	var final C.int
+	if rc := C.sup_go_output_read(h.p, r.stream, &pos, unsafe.Pointer(&b[0]), C.size_t(len(b)), &n, &final); rc < 0 {
 		return 0, cerr("read", rc)
 	}
 	// The library never copies across a gap in one call: a position that

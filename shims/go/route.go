@@ -134,7 +134,7 @@ func (p *Process) startCopies(r routing) {
 // kept for Wait.
 func (h *handle) copyOut(r *OutputReader, w io.Writer) {
 	defer h.copies.Done()
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, chunkSize) // Read fills it straight from the library
 	var skipped int64
 	var err error
 	for {
