@@ -81,15 +81,30 @@ impl std::error::Error for Gap {}
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct OutputReader {
+    src: Source,
+    #[cfg(feature = "tokio")]
+    afd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+}
+
+/// What one `sup_output_read` asks for when the caller's buffer is smaller:
+/// a pipe's capacity, so that one wake-up empties the pipe in one `read(2)`
+/// however small the caller's reads (`io::copy` and `tokio::io::copy` use 8
+/// KiB).
+const CHUNK: usize = 64 * 1024;
+
+/// The reader's side of the library: where it is in the stream, and the
+/// bytes it took but has not handed out.
+struct Source {
     h: Arc<Handle>,
     stream: i32,
     /// Position after the last sup_output_read.
     pos: u64,
-    /// Bytes read after a gap, handed out after the gap was reported.
-    pending: Vec<u8>,
-    pending_at: usize,
-    #[cfg(feature = "tokio")]
-    afd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+    /// Taken from the library, not handed out yet: `ahead[at..end]` (read
+    /// ahead for a small buffer, or the bytes after a gap until the gap was
+    /// reported). Allocated at the first small read.
+    ahead: Box<[u8]>,
+    at: usize,
+    end: usize,
 }
 
 enum Step {
@@ -97,14 +112,113 @@ enum Step {
     Wait,
 }
 
+impl Source {
+    fn held(&self) -> usize {
+        self.end - self.at
+    }
+
+    fn stream_name(&self) -> &'static str {
+        if self.stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" }
+    }
+
+    /// Bytes into the `len` bytes at `dst`, without waiting: the held bytes
+    /// first, else one sup_output_read, straight into `dst` when it takes a
+    /// [`CHUNK`] or more, else into `ahead` and copied from there. 0 when
+    /// there is nothing new yet (or, once final, at the end). A gap the read
+    /// jumped is an error; the bytes after it are held for the next read,
+    /// so that no read returns bytes from both sides.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `len` bytes (which may be uninitialized).
+    unsafe fn read(&mut self, dst: *mut u8, len: usize) -> io::Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        if self.held() == 0 {
+            if len >= CHUNK {
+                // SAFETY: the caller's promise.
+                let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, dst, len) }?;
+                if let Some(gap) = gap {
+                    // SAFETY: the library wrote these n bytes.
+                    self.hold(unsafe { std::slice::from_raw_parts(dst, n) });
+                    return Err(io::Error::other(gap));
+                }
+                return Ok(n);
+            }
+            if self.ahead.is_empty() {
+                self.ahead = vec![0; CHUNK].into_boxed_slice();
+            }
+            let (buf, cap) = (self.ahead.as_mut_ptr(), self.ahead.len());
+            // SAFETY: ahead is valid for its length.
+            let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, buf, cap) }?;
+            (self.at, self.end) = (0, n);
+            if let Some(gap) = gap {
+                return Err(io::Error::other(gap));
+            }
+        }
+        let n = len.min(self.held());
+        // SAFETY: ahead[at..at + n] is initialized, dst valid for n <= len
+        // bytes; the caller's buffer is not ahead (private to this reader).
+        unsafe { std::ptr::copy_nonoverlapping(self.ahead.as_ptr().add(self.at), dst, n) };
+        self.at += n;
+        Ok(n)
+    }
+
+    /// One sup_output_read into the `cap` bytes at `buf`, from `*pos`: the
+    /// count, and the gap it jumped, if any. (Not a method: `buf` may be
+    /// `ahead`, which a `&mut self` would cover.)
+    ///
+    /// # Safety
+    /// `buf` is valid for writes of `cap` bytes.
+    unsafe fn take(h: &Handle, stream: i32, pos: &mut u64, buf: *mut u8, cap: usize) -> io::Result<(usize, Option<crate::Gap>)> {
+        let before = *pos;
+        let mut n = 0usize;
+        // SAFETY: live handle (shared); buf is valid for cap bytes.
+        cvt(unsafe { sup_sys::sup_output_read(h.raw(), stream, pos, buf.cast(), cap, &mut n) })?;
+        // The library never copies across a gap in one call, but a call may
+        // jump it and then copy what follows.
+        let skipped = *pos - before - n as u64;
+        let stream = if stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" };
+        Ok((n, (skipped > 0).then_some(crate::Gap { at: before, skipped, stream })))
+    }
+
+    fn hold(&mut self, bytes: &[u8]) {
+        if self.ahead.len() < bytes.len() {
+            self.ahead = vec![0; bytes.len().max(CHUNK)].into_boxed_slice();
+        }
+        self.ahead[..bytes.len()].copy_from_slice(bytes);
+        (self.at, self.end) = (0, bytes.len());
+    }
+
+    /// One attempt that tells "wait" from the end: when a read finds
+    /// nothing, sup_poll, and if final read again, so that bytes which
+    /// landed in between are not taken for the end.
+    ///
+    /// # Safety
+    /// As for [`read`](Source::read).
+    unsafe fn step(&mut self, dst: *mut u8, len: usize) -> io::Result<Step> {
+        // SAFETY: the caller's promise.
+        let n = unsafe { self.read(dst, len) }?;
+        if n > 0 || len == 0 {
+            return Ok(Step::Read(n));
+        }
+        if self.h.poll(0)? {
+            // SAFETY: as above.
+            return Ok(Step::Read(unsafe { self.read(dst, len) }?));
+        }
+        Ok(Step::Wait)
+    }
+
+    fn output_fd(&self) -> io::Result<i32> {
+        // SAFETY: live handle; the fd is owned by it and stays open.
+        Ok(cvt(unsafe { sup_sys::sup_output_fd(self.h.raw(), self.stream) })?)
+    }
+}
+
 impl OutputReader {
     pub(crate) fn new(h: Arc<Handle>, stream: i32) -> OutputReader {
         OutputReader {
-            h,
-            stream,
-            pos: 0,
-            pending: Vec::new(),
-            pending_at: 0,
+            src: Source { h, stream, pos: 0, ahead: Box::default(), at: 0, end: 0 },
             #[cfg(feature = "tokio")]
             afd: None,
         }
@@ -122,81 +236,24 @@ impl OutputReader {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn position(&self) -> u64 {
-        self.pos - (self.pending.len() - self.pending_at) as u64
-    }
-
-    fn stream_name(&self) -> &'static str {
-        if self.stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" }
-    }
-
-    /// One non-blocking attempt.
-    fn step(&mut self, buf: &mut [u8]) -> io::Result<Step> {
-        if buf.is_empty() {
-            return Ok(Step::Read(0));
-        }
-        if self.pending_at < self.pending.len() {
-            let n = buf.len().min(self.pending.len() - self.pending_at);
-            buf[..n].copy_from_slice(&self.pending[self.pending_at..self.pending_at + n]);
-            self.pending_at += n;
-            if self.pending_at == self.pending.len() {
-                self.pending = Vec::new();
-                self.pending_at = 0;
-            }
-            return Ok(Step::Read(n));
-        }
-        let n = self.read_once(buf)?;
-        if n > 0 {
-            return Ok(Step::Read(n));
-        }
-        // Nothing new: final first, then read again, so that bytes which
-        // landed in between are not taken for the end.
-        if self.h.poll(0)? {
-            return self.read_once(buf).map(Step::Read);
-        }
-        Ok(Step::Wait)
-    }
-
-    /// One sup_output_read; a gap it jumped is an error, the bytes after it
-    /// kept for the next read.
-    fn read_once(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let before = self.pos;
-        let mut n = 0usize;
-        // SAFETY: live handle (shared); buf is valid for buf.len() bytes.
-        cvt(unsafe {
-            sup_sys::sup_output_read(self.h.raw(), self.stream, &mut self.pos, buf.as_mut_ptr().cast(), buf.len(), &mut n)
-        })?;
-        // The library never copies across a gap in one call, but a call may
-        // jump it and then copy what follows: report the jump first and keep
-        // those bytes for the next read, so that no read joins both sides.
-        let skipped = self.pos - before - n as u64;
-        if skipped > 0 {
-            self.pending = buf[..n].to_vec();
-            self.pending_at = 0;
-            let gap = crate::Gap { at: before, skipped, stream: self.stream_name() };
-            return Err(io::Error::other(gap));
-        }
-        Ok(n)
-    }
-
-    fn output_fd(&self) -> io::Result<i32> {
-        // SAFETY: live handle; the fd is owned by it and stays open.
-        Ok(cvt(unsafe { sup_sys::sup_output_fd(self.h.raw(), self.stream) })?)
+        self.src.pos - self.src.held() as u64
     }
 }
 
 impl fmt::Debug for OutputReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OutputReader").field("stream", &self.stream_name()).field("position", &self.position()).finish()
+        f.debug_struct("OutputReader").field("stream", &self.src.stream_name()).field("position", &self.position()).finish()
     }
 }
 
 impl io::Read for OutputReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
-            if let Step::Read(n) = self.step(buf)? {
+            // SAFETY: buf is valid for its length.
+            if let Step::Read(n) = unsafe { self.src.step(buf.as_mut_ptr(), buf.len()) }? {
                 return Ok(n);
             }
-            let mut pfd = libc::pollfd { fd: self.output_fd()?, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd { fd: self.src.output_fd()?, events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd.
             if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
                 let e = io::Error::last_os_error();
@@ -212,7 +269,10 @@ impl io::Read for OutputReader {
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncRead for OutputReader {
     /// Waits on tokio's reactor (a `dup` of the stream's readiness
-    /// descriptor, registered at the first wait); no thread is parked.
+    /// descriptor, registered at the first wait); no thread is parked. Each
+    /// read fills as much of `buf` as the library holds (reading the pipe
+    /// itself with `backpressure_bytes`); a dropped read future has taken
+    /// nothing.
     ///
     /// ```
     /// use tokio::io::AsyncReadExt;
@@ -234,16 +294,32 @@ impl tokio::io::AsyncRead for OutputReader {
     ) -> std::task::Poll<io::Result<()>> {
         use std::task::Poll;
         let this = self.get_mut();
-        loop {
-            if let Step::Read(n) = this.step(buf.initialize_unfilled())? {
-                buf.advance(n);
-                return Poll::Ready(Ok(()));
+        // Straight into the unfilled part, initialized or not: the library
+        // only writes there.
+        // SAFETY: nothing uninitialized is written or read through it.
+        let (dst, len) = unsafe {
+            let unfilled = buf.unfilled_mut();
+            (unfilled.as_mut_ptr().cast::<u8>(), unfilled.len())
+        };
+        let filled = |buf: &mut tokio::io::ReadBuf<'_>, n: usize| -> Poll<io::Result<()>> {
+            // SAFETY: the library (or the copy from ahead) wrote the first
+            // n bytes of the unfilled part.
+            unsafe { buf.assume_init(n) };
+            buf.advance(n);
+            Poll::Ready(Ok(()))
+        };
+        if this.afd.is_none() || this.src.held() > 0 {
+            // Before the first wait (no reactor registration for a read that
+            // need not wait), or bytes held.
+            // SAFETY: dst is valid for len bytes.
+            if let Step::Read(n) = unsafe { this.src.step(dst, len) }? {
+                return filled(buf, n);
             }
             if this.afd.is_none() {
                 // The reactor owns what it watches: a duplicate, never the
                 // handle's own descriptor (several readers may watch it).
                 // SAFETY: the fd is open while the handle lives.
-                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(this.output_fd()?) };
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(this.src.output_fd()?) };
                 let owned = fd.try_clone_to_owned()?;
                 // SAFETY: the AsyncFd owns `owned`, which stays open and is
                 // the same descriptor for the AsyncFd's whole life.
@@ -251,12 +327,28 @@ impl tokio::io::AsyncRead for OutputReader {
                     .map_err(io::Error::from)?;
                 this.afd = Some(afd);
             }
-            let afd = this.afd.as_ref().expect("registered above");
-            match afd.poll_read_ready(cx) {
+        }
+        let afd = this.afd.as_ref().expect("registered above");
+        loop {
+            // Readiness stays set while reads find bytes: each poll_read
+            // then costs one sup_output_read; only a read that finds none
+            // asks whether the result is final, then clears it (tokio keeps
+            // it if an event came in meanwhile) and waits.
+            let mut guard = match afd.poll_read_ready(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(mut guard)) => guard.clear_ready(),
+                Poll::Ready(r) => r?,
+            };
+            // SAFETY: dst is valid for len bytes.
+            let n = unsafe { this.src.read(dst, len) }?;
+            if n > 0 || len == 0 {
+                return filled(buf, n);
             }
+            if this.src.h.poll(0)? {
+                // SAFETY: as above.
+                let n = unsafe { this.src.read(dst, len) }?;
+                return filled(buf, n);
+            }
+            guard.clear_ready();
         }
     }
 }
