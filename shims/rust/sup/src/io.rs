@@ -67,6 +67,12 @@ impl std::error::Error for Gap {}
 /// [`Command::backpressure_bytes`](crate::Command::backpressure_bytes) to
 /// lose nothing.
 ///
+/// A read into a buffer smaller than 64 KiB takes up to 64 KiB from the
+/// library into the reader's own buffer and hands out the rest on the next
+/// reads (so `io::copy`'s 8 KiB reads cost one library call per pipe-full);
+/// a larger buffer is filled directly. [`position`](OutputReader::position)
+/// counts only bytes handed out.
+///
 /// The reader owns a share of the child's handle: it may move to another
 /// thread or task, and keeps reading what was kept after the
 /// [`Child`](crate::Child) is dropped (which ends the child). Several
