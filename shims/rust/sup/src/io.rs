@@ -113,11 +113,6 @@ struct Source {
     end: usize,
 }
 
-enum Step {
-    Read(usize),
-    Wait,
-}
-
 impl Source {
     fn held(&self) -> usize {
         self.end - self.at
@@ -151,15 +146,8 @@ impl Source {
                 }
                 return Ok(n);
             }
-            if self.ahead.is_empty() {
-                self.ahead = vec![0; CHUNK].into_boxed_slice();
-            }
-            let (buf, cap) = (self.ahead.as_mut_ptr(), self.ahead.len());
-            // SAFETY: ahead is valid for its length.
-            let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, buf, cap) }?;
-            (self.at, self.end) = (0, n);
-            if let Some(gap) = gap {
-                return Err(io::Error::other(gap));
+            if self.fill_ahead()? == 0 {
+                return Ok(0);
             }
         }
         let n = len.min(self.held());
@@ -196,23 +184,47 @@ impl Source {
         (self.at, self.end) = (0, bytes.len());
     }
 
-    /// One attempt that tells "wait" from the end: when a read finds
-    /// nothing, sup_poll, and if final read again, so that bytes which
-    /// landed in between are not taken for the end.
-    ///
-    /// # Safety
-    /// As for [`read`](Source::read).
-    unsafe fn step(&mut self, dst: *mut u8, len: usize) -> io::Result<Step> {
-        // SAFETY: the caller's promise.
-        let n = unsafe { self.read(dst, len) }?;
-        if n > 0 || len == 0 {
-            return Ok(Step::Read(n));
+    /// With nothing held: one sup_output_read into `ahead` (allocated at
+    /// the first), which then holds what it took. 0 when there is nothing
+    /// new yet (or, once final, at the end); a gap it jumped is an error,
+    /// the bytes after it held.
+    fn fill_ahead(&mut self) -> io::Result<usize> {
+        debug_assert_eq!(self.held(), 0);
+        if self.ahead.is_empty() {
+            self.ahead = vec![0; CHUNK].into_boxed_slice();
         }
-        if self.h.poll(0)? {
-            // SAFETY: as above.
-            return Ok(Step::Read(unsafe { self.read(dst, len) }?));
+        let (buf, cap) = (self.ahead.as_mut_ptr(), self.ahead.len());
+        // SAFETY: ahead is valid for its length.
+        let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, buf, cap) }?;
+        (self.at, self.end) = (0, n);
+        match gap {
+            Some(gap) => Err(io::Error::other(gap)),
+            None => Ok(n),
         }
-        Ok(Step::Wait)
+    }
+
+    /// Calls `attempt` (non-blocking; 0: nothing new) until it finds bytes
+    /// or the end, waiting in `poll(2)` on the stream's descriptor. When an
+    /// attempt finds nothing: sup_poll, and if final one more attempt, so
+    /// that bytes which landed in between are not taken for the end.
+    fn blocking(&mut self, mut attempt: impl FnMut(&mut Source) -> io::Result<usize>) -> io::Result<usize> {
+        loop {
+            let n = attempt(self)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            if self.h.poll(0)? {
+                return attempt(self);
+            }
+            let mut pfd = libc::pollfd { fd: self.output_fd()?, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
     }
 
     fn output_fd(&self) -> io::Result<i32> {
@@ -254,20 +266,34 @@ impl fmt::Debug for OutputReader {
 
 impl io::Read for OutputReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: buf is valid for its length.
-            if let Step::Read(n) = unsafe { self.src.step(buf.as_mut_ptr(), buf.len()) }? {
-                return Ok(n);
-            }
-            let mut pfd = libc::pollfd { fd: self.src.output_fd()?, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+        if buf.is_empty() {
+            return Ok(0);
         }
+        let (dst, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: buf is valid for its length.
+        self.src.blocking(|src| unsafe { src.read(dst, len) })
+    }
+}
+
+/// The reader's own 64 KiB buffer, without a `BufReader` around it.
+///
+/// ```
+/// use std::io::BufRead;
+/// let child = sup::Command::new("sh").args(["-c", "echo one; echo two"]).spawn()?;
+/// let lines: Vec<String> = child.stdout().lines().collect::<Result<_, _>>()?;
+/// assert_eq!(lines, ["one", "two"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl io::BufRead for OutputReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.src.held() == 0 {
+            self.src.blocking(Source::fill_ahead)?;
+        }
+        Ok(&self.src.ahead[self.src.at..self.src.end])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.src.at = (self.src.at + amt).min(self.src.end);
     }
 }
 
@@ -307,52 +333,100 @@ impl tokio::io::AsyncRead for OutputReader {
             let unfilled = buf.unfilled_mut();
             (unfilled.as_mut_ptr().cast::<u8>(), unfilled.len())
         };
-        let filled = |buf: &mut tokio::io::ReadBuf<'_>, n: usize| -> Poll<io::Result<()>> {
-            // SAFETY: the library (or the copy from ahead) wrote the first
-            // n bytes of the unfilled part.
-            unsafe { buf.assume_init(n) };
-            buf.advance(n);
-            Poll::Ready(Ok(()))
-        };
-        if this.afd.is_none() || this.src.held() > 0 {
-            // Before the first wait (no reactor registration for a read that
-            // need not wait), or bytes held.
-            // SAFETY: dst is valid for len bytes.
-            if let Step::Read(n) = unsafe { this.src.step(dst, len) }? {
-                return filled(buf, n);
-            }
-            if this.afd.is_none() {
-                // The reactor owns what it watches: a duplicate, never the
-                // handle's own descriptor (several readers may watch it).
-                // SAFETY: the fd is open while the handle lives.
-                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(this.src.output_fd()?) };
-                let owned = fd.try_clone_to_owned()?;
-                // SAFETY: the AsyncFd owns `owned`, which stays open and is
-                // the same descriptor for the AsyncFd's whole life.
-                let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
-                    .map_err(io::Error::from)?;
-                this.afd = Some(afd);
-            }
+        if len == 0 {
+            return Poll::Ready(Ok(()));
         }
-        let afd = this.afd.as_ref().expect("registered above");
+        let n = if this.src.held() > 0 {
+            // SAFETY: dst is valid for len bytes.
+            unsafe { this.src.read(dst, len) }?
+        } else {
+            // SAFETY: as above.
+            std::task::ready!(this.poll_with(cx, |src| unsafe { src.read(dst, len) }))?
+        };
+        // SAFETY: the library (or the copy from the reader's buffer) wrote
+        // the first n bytes of the unfilled part.
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The reader's own 64 KiB buffer, without a `BufReader` around it:
+/// `tokio::io::copy_buf` copies from it with no copy in between.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+/// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(1 << 20).spawn()?;
+/// let mut got = Vec::new();
+/// tokio::io::copy_buf(&mut child.stdout(), &mut got).await?;
+/// assert_eq!(got, child.wait_async().await?.stdout);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+impl tokio::io::AsyncBufRead for OutputReader {
+    fn poll_fill_buf(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<&[u8]>> {
+        let this = self.get_mut();
+        if this.src.held() == 0 {
+            std::task::ready!(this.poll_with(cx, Source::fill_ahead))?;
+        }
+        std::task::Poll::Ready(Ok(&this.src.ahead[this.src.at..this.src.end]))
+    }
+
+    fn consume(self: std::pin::Pin<&mut Self>, amt: usize) {
+        let src = &mut self.get_mut().src;
+        src.at = (src.at + amt).min(src.end);
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl OutputReader {
+    /// Calls `attempt` (non-blocking; 0: nothing new) until it finds bytes
+    /// or the end, waiting on tokio's reactor in between; nothing is taken
+    /// when it returns `Pending`.
+    fn poll_with(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        mut attempt: impl FnMut(&mut Source) -> io::Result<usize>,
+    ) -> std::task::Poll<io::Result<usize>> {
+        use std::task::Poll;
+        if self.afd.is_none() {
+            // No reactor registration for a read that need not wait.
+            let n = attempt(&mut self.src)?;
+            if n > 0 {
+                return Poll::Ready(Ok(n));
+            }
+            if self.src.h.poll(0)? {
+                return Poll::Ready(attempt(&mut self.src));
+            }
+            // The reactor owns what it watches: a duplicate, never the
+            // handle's own descriptor (several readers may watch it).
+            // SAFETY: the fd is open while the handle lives.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.src.output_fd()?) };
+            let owned = fd.try_clone_to_owned()?;
+            // SAFETY: the AsyncFd owns `owned`, which stays open and is the
+            // same descriptor for the AsyncFd's whole life.
+            let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
+                .map_err(io::Error::from)?;
+            self.afd = Some(afd);
+        }
+        let afd = self.afd.as_ref().expect("registered above");
         loop {
-            // Readiness stays set while reads find bytes: each poll_read
-            // then costs one sup_output_read; only a read that finds none
-            // asks whether the result is final, then clears it (tokio keeps
-            // it if an event came in meanwhile) and waits.
+            // Readiness stays set while attempts find bytes: each costs one
+            // sup_output_read. Only one that finds none asks whether the
+            // result is final, then clears readiness (tokio keeps it if an
+            // event came in meanwhile) and waits.
             let mut guard = match afd.poll_read_ready(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(r) => r?,
             };
-            // SAFETY: dst is valid for len bytes.
-            let n = unsafe { this.src.read(dst, len) }?;
-            if n > 0 || len == 0 {
-                return filled(buf, n);
+            let n = attempt(&mut self.src)?;
+            if n > 0 {
+                return Poll::Ready(Ok(n));
             }
-            if this.src.h.poll(0)? {
-                // SAFETY: as above.
-                let n = unsafe { this.src.read(dst, len) }?;
-                return filled(buf, n);
+            if self.src.h.poll(0)? {
+                return Poll::Ready(attempt(&mut self.src));
             }
             guard.clear_ready();
         }

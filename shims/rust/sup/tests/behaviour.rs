@@ -218,6 +218,39 @@ fn backpressured_reader_gets_every_byte_with_any_buffer_size() {
     assert_eq!(r.read(&mut buf).unwrap(), 0);
     assert_eq!(r.read(&mut buf[..1]).unwrap(), 0);
     assert!(child.wait().unwrap().success());
+    // BufRead, from the reader's own buffer: every line, in order.
+    use std::io::BufRead;
+    let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn().unwrap();
+    let mut r = child.stdout();
+    let mut lines = 0u32;
+    for line in r.by_ref().lines() {
+        lines += 1;
+        assert_eq!(line.unwrap(), lines.to_string());
+    }
+    assert_eq!((lines, r.position()), (2_000_000, want.len() as u64));
+    assert!(r.fill_buf().unwrap().is_empty());
+}
+
+#[test]
+fn buf_read_reports_a_gap_once_then_goes_on() {
+    use std::io::BufRead;
+    let child = Command::new("seq").args(["1", "100000"]).max_output_bytes(4096).spawn().unwrap();
+    child.wait().unwrap();
+    let mut r = child.stdout();
+    let (mut got, mut gaps) = (Vec::new(), Vec::new());
+    loop {
+        match r.fill_buf() {
+            Ok([]) => break,
+            Ok(b) => {
+                let n = b.len().min(100);
+                got.extend_from_slice(&b[..n]);
+                r.consume(n);
+            }
+            Err(e) => gaps.push(e.get_ref().and_then(|e| e.downcast_ref::<sup::Gap>()).map(|g| (g.at, g.skipped)).expect("a Gap")),
+        }
+    }
+    assert_eq!(gaps, [(2048, 588895 - 4096)]);
+    assert_eq!(got, child.wait().unwrap().stdout);
 }
 
 #[test]

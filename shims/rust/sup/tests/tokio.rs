@@ -215,6 +215,13 @@ fn async_reader_streams_every_byte_then_the_end() {
         let mut to_end = Vec::new();
         child.stdout().read_to_end(&mut to_end).await.unwrap();
         assert!(to_end == want);
+        // AsyncBufRead: copy_buf from the reader's own buffer.
+        let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let mut buffered = Vec::new();
+        assert_eq!(tokio::io::copy_buf(&mut r, &mut buffered).await.unwrap(), want.len() as u64);
+        assert!(buffered == want);
+        assert!(tokio::io::AsyncBufReadExt::fill_buf(&mut r).await.unwrap().is_empty());
     });
 }
 
@@ -260,6 +267,26 @@ fn dropped_read_futures_lose_no_bytes() {
         }
         assert!(got == seq(200_000), "{} bytes", got.len());
         assert!(cancelled > 0, "no read was cancelled");
+        // The same through AsyncBufRead: fill_buf futures dropped.
+        let child = Command::new("sh").args(["-c", script]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let mut got = Vec::new();
+        loop {
+            use tokio::io::AsyncBufReadExt;
+            let n = match tokio::time::timeout(Duration::from_micros(300), r.fill_buf()).await {
+                Ok(b) => {
+                    let b = b.unwrap();
+                    got.extend_from_slice(&b[..b.len().min(5000)]);
+                    b.len().min(5000)
+                }
+                Err(_) => continue,
+            };
+            if n == 0 {
+                break;
+            }
+            std::pin::Pin::new(&mut r).consume(n);
+        }
+        assert!(got == seq(200_000), "{} bytes", got.len());
         eprintln!("{cancelled} read futures dropped while waiting");
         assert!(child.wait_async().await.unwrap().success());
     });
