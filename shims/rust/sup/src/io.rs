@@ -56,7 +56,8 @@ impl fmt::Display for Gap {
 impl std::error::Error for Gap {}
 
 /// Live output of one stream of a [`Child`](crate::Child), as an
-/// [`io::Read`] (and, with the `tokio` feature, a `tokio::io::AsyncRead`).
+/// [`io::Read`] and [`io::BufRead`] (and, with the `tokio` feature, a
+/// `tokio::io::AsyncRead` and `AsyncBufRead`).
 ///
 /// `read` returns the bytes the child wrote since the last read, waiting
 /// while there are none (in `poll(2)` on the library's readiness descriptor
@@ -70,8 +71,9 @@ impl std::error::Error for Gap {}
 /// A read into a buffer smaller than 64 KiB takes up to 64 KiB from the
 /// library into the reader's own buffer and hands out the rest on the next
 /// reads (so `io::copy`'s 8 KiB reads cost one library call per pipe-full);
-/// a larger buffer is filled directly. [`position`](OutputReader::position)
-/// counts only bytes handed out.
+/// a larger buffer is filled directly. That buffer is also the `BufRead`'s
+/// (no `BufReader` needed). [`position`](OutputReader::position) counts
+/// only bytes handed out (consumed).
 ///
 /// The reader owns a share of the child's handle: it may move to another
 /// thread or task, and keeps reading what was kept after the
