@@ -56,7 +56,8 @@ impl fmt::Display for Gap {
 impl std::error::Error for Gap {}
 
 /// Live output of one stream of a [`Child`](crate::Child), as an
-/// [`io::Read`] (and, with the `tokio` feature, a `tokio::io::AsyncRead`).
+/// [`io::Read`] and [`io::BufRead`] (and, with the `tokio` feature, a
+/// `tokio::io::AsyncRead` and `AsyncBufRead`).
 ///
 /// `read` returns the bytes the child wrote since the last read, waiting
 /// while there are none (in `poll(2)` on the library's readiness descriptor
@@ -66,6 +67,13 @@ impl std::error::Error for Gap {}
 /// read that meets the gap fails once with a [`Gap`]; use
 /// [`Command::backpressure_bytes`](crate::Command::backpressure_bytes) to
 /// lose nothing.
+///
+/// A read into a buffer smaller than 64 KiB takes up to 64 KiB from the
+/// library into the reader's own buffer and hands out the rest on the next
+/// reads (so `io::copy`'s 8 KiB reads cost one library call per pipe-full);
+/// a larger buffer is filled directly. That buffer is also the `BufRead`'s
+/// (no `BufReader` needed). [`position`](OutputReader::position) counts
+/// only bytes handed out (consumed).
 ///
 /// The reader owns a share of the child's handle: it may move to another
 /// thread or task, and keeps reading what was kept after the
@@ -81,30 +89,156 @@ impl std::error::Error for Gap {}
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct OutputReader {
-    h: Arc<Handle>,
-    stream: i32,
-    /// Position after the last sup_output_read.
-    pos: u64,
-    /// Bytes read after a gap, handed out after the gap was reported.
-    pending: Vec<u8>,
-    pending_at: usize,
+    src: Source,
     #[cfg(feature = "tokio")]
     afd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
 }
 
-enum Step {
-    Read(usize),
-    Wait,
+/// What one `sup_output_read` asks for when the caller's buffer is smaller:
+/// a pipe's capacity, so that one wake-up empties the pipe in one `read(2)`
+/// however small the caller's reads (`io::copy` and `tokio::io::copy` use 8
+/// KiB).
+const CHUNK: usize = 64 * 1024;
+
+/// The reader's side of the library: where it is in the stream, and the
+/// bytes it took but has not handed out.
+struct Source {
+    h: Arc<Handle>,
+    stream: i32,
+    /// Position after the last sup_output_read.
+    pos: u64,
+    /// Taken from the library, not handed out yet: `ahead[at..end]` (read
+    /// ahead for a small buffer, or the bytes after a gap until the gap was
+    /// reported). Allocated at the first small read.
+    ahead: Box<[u8]>,
+    at: usize,
+    end: usize,
+}
+
+impl Source {
+    fn held(&self) -> usize {
+        self.end - self.at
+    }
+
+    fn stream_name(&self) -> &'static str {
+        if self.stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" }
+    }
+
+    /// Bytes into the `len` bytes at `dst`, without waiting: the held bytes
+    /// first, else one sup_output_read, straight into `dst` when it takes a
+    /// [`CHUNK`] or more, else into `ahead` and copied from there. 0 when
+    /// there is nothing new yet (or, once final, at the end). A gap the read
+    /// jumped is an error; the bytes after it are held for the next read,
+    /// so that no read returns bytes from both sides.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `len` bytes (which may be uninitialized).
+    unsafe fn read(&mut self, dst: *mut u8, len: usize) -> io::Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        if self.held() == 0 {
+            if len >= CHUNK {
+                // SAFETY: the caller's promise.
+                let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, dst, len) }?;
+                if let Some(gap) = gap {
+                    // SAFETY: the library wrote these n bytes.
+                    self.hold(unsafe { std::slice::from_raw_parts(dst, n) });
+                    return Err(io::Error::other(gap));
+                }
+                return Ok(n);
+            }
+            if self.fill_ahead()? == 0 {
+                return Ok(0);
+            }
+        }
+        let n = len.min(self.held());
+        // SAFETY: ahead[at..at + n] is initialized, dst valid for n <= len
+        // bytes; the caller's buffer is not ahead (private to this reader).
+        unsafe { std::ptr::copy_nonoverlapping(self.ahead.as_ptr().add(self.at), dst, n) };
+        self.at += n;
+        Ok(n)
+    }
+
+    /// One sup_output_read into the `cap` bytes at `buf`, from `*pos`: the
+    /// count, and the gap it jumped, if any. (Not a method: `buf` may be
+    /// `ahead`, which a `&mut self` would cover.)
+    ///
+    /// # Safety
+    /// `buf` is valid for writes of `cap` bytes.
+    unsafe fn take(h: &Handle, stream: i32, pos: &mut u64, buf: *mut u8, cap: usize) -> io::Result<(usize, Option<crate::Gap>)> {
+        let before = *pos;
+        let mut n = 0usize;
+        // SAFETY: live handle (shared); buf is valid for cap bytes.
+        cvt(unsafe { sup_sys::sup_output_read(h.raw(), stream, pos, buf.cast(), cap, &mut n) })?;
+        // The library never copies across a gap in one call, but a call may
+        // jump it and then copy what follows.
+        let skipped = *pos - before - n as u64;
+        let stream = if stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" };
+        Ok((n, (skipped > 0).then_some(crate::Gap { at: before, skipped, stream })))
+    }
+
+    fn hold(&mut self, bytes: &[u8]) {
+        if self.ahead.len() < bytes.len() {
+            self.ahead = vec![0; bytes.len().max(CHUNK)].into_boxed_slice();
+        }
+        self.ahead[..bytes.len()].copy_from_slice(bytes);
+        (self.at, self.end) = (0, bytes.len());
+    }
+
+    /// With nothing held: one sup_output_read into `ahead` (allocated at
+    /// the first), which then holds what it took. 0 when there is nothing
+    /// new yet (or, once final, at the end); a gap it jumped is an error,
+    /// the bytes after it held.
+    fn fill_ahead(&mut self) -> io::Result<usize> {
+        debug_assert_eq!(self.held(), 0);
+        if self.ahead.is_empty() {
+            self.ahead = vec![0; CHUNK].into_boxed_slice();
+        }
+        let (buf, cap) = (self.ahead.as_mut_ptr(), self.ahead.len());
+        // SAFETY: ahead is valid for its length.
+        let (n, gap) = unsafe { Source::take(&self.h, self.stream, &mut self.pos, buf, cap) }?;
+        (self.at, self.end) = (0, n);
+        match gap {
+            Some(gap) => Err(io::Error::other(gap)),
+            None => Ok(n),
+        }
+    }
+
+    /// Calls `attempt` (non-blocking; 0: nothing new) until it finds bytes
+    /// or the end, waiting in `poll(2)` on the stream's descriptor. When an
+    /// attempt finds nothing: sup_poll, and if final one more attempt, so
+    /// that bytes which landed in between are not taken for the end.
+    fn blocking(&mut self, mut attempt: impl FnMut(&mut Source) -> io::Result<usize>) -> io::Result<usize> {
+        loop {
+            let n = attempt(self)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            if self.h.poll(0)? {
+                return attempt(self);
+            }
+            let mut pfd = libc::pollfd { fd: self.output_fd()?, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn output_fd(&self) -> io::Result<i32> {
+        // SAFETY: live handle; the fd is owned by it and stays open.
+        Ok(cvt(unsafe { sup_sys::sup_output_fd(self.h.raw(), self.stream) })?)
+    }
 }
 
 impl OutputReader {
     pub(crate) fn new(h: Arc<Handle>, stream: i32) -> OutputReader {
         OutputReader {
-            h,
-            stream,
-            pos: 0,
-            pending: Vec::new(),
-            pending_at: 0,
+            src: Source { h, stream, pos: 0, ahead: Box::default(), at: 0, end: 0 },
             #[cfg(feature = "tokio")]
             afd: None,
         }
@@ -122,89 +256,46 @@ impl OutputReader {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn position(&self) -> u64 {
-        self.pos - (self.pending.len() - self.pending_at) as u64
-    }
-
-    fn stream_name(&self) -> &'static str {
-        if self.stream == sup_sys::SUP_STDERR { "stderr" } else { "stdout" }
-    }
-
-    /// One non-blocking attempt.
-    fn step(&mut self, buf: &mut [u8]) -> io::Result<Step> {
-        if buf.is_empty() {
-            return Ok(Step::Read(0));
-        }
-        if self.pending_at < self.pending.len() {
-            let n = buf.len().min(self.pending.len() - self.pending_at);
-            buf[..n].copy_from_slice(&self.pending[self.pending_at..self.pending_at + n]);
-            self.pending_at += n;
-            if self.pending_at == self.pending.len() {
-                self.pending = Vec::new();
-                self.pending_at = 0;
-            }
-            return Ok(Step::Read(n));
-        }
-        let n = self.read_once(buf)?;
-        if n > 0 {
-            return Ok(Step::Read(n));
-        }
-        // Nothing new: final first, then read again, so that bytes which
-        // landed in between are not taken for the end.
-        if self.h.poll(0)? {
-            return self.read_once(buf).map(Step::Read);
-        }
-        Ok(Step::Wait)
-    }
-
-    /// One sup_output_read; a gap it jumped is an error, the bytes after it
-    /// kept for the next read.
-    fn read_once(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let before = self.pos;
-        let mut n = 0usize;
-        // SAFETY: live handle (shared); buf is valid for buf.len() bytes.
-        cvt(unsafe {
-            sup_sys::sup_output_read(self.h.raw(), self.stream, &mut self.pos, buf.as_mut_ptr().cast(), buf.len(), &mut n)
-        })?;
-        // The library never copies across a gap in one call, but a call may
-        // jump it and then copy what follows: report the jump first and keep
-        // those bytes for the next read, so that no read joins both sides.
-        let skipped = self.pos - before - n as u64;
-        if skipped > 0 {
-            self.pending = buf[..n].to_vec();
-            self.pending_at = 0;
-            let gap = crate::Gap { at: before, skipped, stream: self.stream_name() };
-            return Err(io::Error::other(gap));
-        }
-        Ok(n)
-    }
-
-    fn output_fd(&self) -> io::Result<i32> {
-        // SAFETY: live handle; the fd is owned by it and stays open.
-        Ok(cvt(unsafe { sup_sys::sup_output_fd(self.h.raw(), self.stream) })?)
+        self.src.pos - self.src.held() as u64
     }
 }
 
 impl fmt::Debug for OutputReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OutputReader").field("stream", &self.stream_name()).field("position", &self.position()).finish()
+        f.debug_struct("OutputReader").field("stream", &self.src.stream_name()).field("position", &self.position()).finish()
     }
 }
 
 impl io::Read for OutputReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if let Step::Read(n) = self.step(buf)? {
-                return Ok(n);
-            }
-            let mut pfd = libc::pollfd { fd: self.output_fd()?, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut pfd, 1, -1) } < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+        if buf.is_empty() {
+            return Ok(0);
         }
+        let (dst, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: buf is valid for its length.
+        self.src.blocking(|src| unsafe { src.read(dst, len) })
+    }
+}
+
+/// The reader's own 64 KiB buffer, without a `BufReader` around it.
+///
+/// ```
+/// use std::io::BufRead;
+/// let child = sup::Command::new("sh").args(["-c", "echo one; echo two"]).spawn()?;
+/// let lines: Vec<String> = child.stdout().lines().collect::<Result<_, _>>()?;
+/// assert_eq!(lines, ["one", "two"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl io::BufRead for OutputReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.src.held() == 0 {
+            self.src.blocking(Source::fill_ahead)?;
+        }
+        Ok(&self.src.ahead[self.src.at..self.src.end])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.src.at = (self.src.at + amt).min(self.src.end);
     }
 }
 
@@ -212,7 +303,10 @@ impl io::Read for OutputReader {
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncRead for OutputReader {
     /// Waits on tokio's reactor (a `dup` of the stream's readiness
-    /// descriptor, registered at the first wait); no thread is parked.
+    /// descriptor, registered at the first wait); no thread is parked. Each
+    /// read fills as much of `buf` as the library holds (reading the pipe
+    /// itself with `backpressure_bytes`); a dropped read future has taken
+    /// nothing.
     ///
     /// ```
     /// use tokio::io::AsyncReadExt;
@@ -234,29 +328,109 @@ impl tokio::io::AsyncRead for OutputReader {
     ) -> std::task::Poll<io::Result<()>> {
         use std::task::Poll;
         let this = self.get_mut();
+        // Straight into the unfilled part, initialized or not: the library
+        // only writes there.
+        // SAFETY: nothing uninitialized is written or read through it.
+        let (dst, len) = unsafe {
+            let unfilled = buf.unfilled_mut();
+            (unfilled.as_mut_ptr().cast::<u8>(), unfilled.len())
+        };
+        if len == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let n = if this.src.held() > 0 {
+            // SAFETY: dst is valid for len bytes.
+            unsafe { this.src.read(dst, len) }?
+        } else {
+            // SAFETY: as above.
+            std::task::ready!(this.poll_with(cx, |src| unsafe { src.read(dst, len) }))?
+        };
+        // SAFETY: the library (or the copy from the reader's buffer) wrote
+        // the first n bytes of the unfilled part.
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The reader's own 64 KiB buffer, without a `BufReader` around it:
+/// `tokio::io::copy_buf` copies from it with no copy in between.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+/// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(1 << 20).spawn()?;
+/// let mut got = Vec::new();
+/// tokio::io::copy_buf(&mut child.stdout(), &mut got).await?;
+/// assert_eq!(got, child.wait_async().await?.stdout);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+impl tokio::io::AsyncBufRead for OutputReader {
+    fn poll_fill_buf(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<&[u8]>> {
+        let this = self.get_mut();
+        if this.src.held() == 0 {
+            std::task::ready!(this.poll_with(cx, Source::fill_ahead))?;
+        }
+        std::task::Poll::Ready(Ok(&this.src.ahead[this.src.at..this.src.end]))
+    }
+
+    fn consume(self: std::pin::Pin<&mut Self>, amt: usize) {
+        let src = &mut self.get_mut().src;
+        src.at = (src.at + amt).min(src.end);
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl OutputReader {
+    /// Calls `attempt` (non-blocking; 0: nothing new) until it finds bytes
+    /// or the end, waiting on tokio's reactor in between; nothing is taken
+    /// when it returns `Pending`.
+    fn poll_with(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        mut attempt: impl FnMut(&mut Source) -> io::Result<usize>,
+    ) -> std::task::Poll<io::Result<usize>> {
+        use std::task::Poll;
+        if self.afd.is_none() {
+            // No reactor registration for a read that need not wait.
+            let n = attempt(&mut self.src)?;
+            if n > 0 {
+                return Poll::Ready(Ok(n));
+            }
+            if self.src.h.poll(0)? {
+                return Poll::Ready(attempt(&mut self.src));
+            }
+            // The reactor owns what it watches: a duplicate, never the
+            // handle's own descriptor (several readers may watch it).
+            // SAFETY: the fd is open while the handle lives.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.src.output_fd()?) };
+            let owned = fd.try_clone_to_owned()?;
+            // SAFETY: the AsyncFd owns `owned`, which stays open and is the
+            // same descriptor for the AsyncFd's whole life.
+            let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
+                .map_err(io::Error::from)?;
+            self.afd = Some(afd);
+        }
+        let afd = self.afd.as_ref().expect("registered above");
         loop {
-            if let Step::Read(n) = this.step(buf.initialize_unfilled())? {
-                buf.advance(n);
-                return Poll::Ready(Ok(()));
-            }
-            if this.afd.is_none() {
-                // The reactor owns what it watches: a duplicate, never the
-                // handle's own descriptor (several readers may watch it).
-                // SAFETY: the fd is open while the handle lives.
-                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(this.output_fd()?) };
-                let owned = fd.try_clone_to_owned()?;
-                // SAFETY: the AsyncFd owns `owned`, which stays open and is
-                // the same descriptor for the AsyncFd's whole life.
-                let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
-                    .map_err(io::Error::from)?;
-                this.afd = Some(afd);
-            }
-            let afd = this.afd.as_ref().expect("registered above");
-            match afd.poll_read_ready(cx) {
+            // Readiness stays set while attempts find bytes: each costs one
+            // sup_output_read. Only one that finds none asks whether the
+            // result is final, then clears readiness (tokio keeps it if an
+            // event came in meanwhile) and waits.
+            let mut guard = match afd.poll_read_ready(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(mut guard)) => guard.clear_ready(),
+                Poll::Ready(r) => r?,
+            };
+            let n = attempt(&mut self.src)?;
+            if n > 0 {
+                return Poll::Ready(Ok(n));
             }
+            if self.src.h.poll(0)? {
+                return Poll::Ready(attempt(&mut self.src));
+            }
+            guard.clear_ready();
         }
     }
 }

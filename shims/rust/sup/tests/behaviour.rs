@@ -192,6 +192,88 @@ fn live_readers_of_both_streams_get_every_byte() {
     assert_eq!((&res.stdout, &res.stderr), (&out, &err));
 }
 
+/// `seq 1 n`'s output.
+fn seq(n: u32) -> Vec<u8> {
+    (1..=n).map(|i| format!("{i}\n")).collect::<String>().into_bytes()
+}
+
+#[test]
+fn backpressured_reader_gets_every_byte_with_any_buffer_size() {
+    // About 15 MiB through the pipe the reader reads itself: reads of every
+    // size, below and above the 64 KiB read-ahead, get the bytes in order,
+    // then the end, again and again.
+    let want = seq(2_000_000);
+    let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn().unwrap();
+    let mut r = child.stdout();
+    let (mut got, mut buf) = (Vec::new(), vec![0u8; 200_000]);
+    for size in [1usize, 7, 8192, 65536, 65537, 200_000, 3].iter().cycle() {
+        let n = r.read(&mut buf[..*size]).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        assert_eq!(r.position(), got.len() as u64);
+    }
+    assert!(got == want, "{} bytes of {}, equal prefix: {}", got.len(), want.len(), want.starts_with(&got));
+    assert_eq!(r.read(&mut buf).unwrap(), 0);
+    assert_eq!(r.read(&mut buf[..1]).unwrap(), 0);
+    assert!(child.wait().unwrap().success());
+    // BufRead, from the reader's own buffer: every line, in order.
+    use std::io::BufRead;
+    let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn().unwrap();
+    let mut r = child.stdout();
+    let mut lines = 0u32;
+    for line in r.by_ref().lines() {
+        lines += 1;
+        assert_eq!(line.unwrap(), lines.to_string());
+    }
+    assert_eq!((lines, r.position()), (2_000_000, want.len() as u64));
+    assert!(r.fill_buf().unwrap().is_empty());
+}
+
+#[test]
+fn buf_read_reports_a_gap_once_then_goes_on() {
+    use std::io::BufRead;
+    let child = Command::new("seq").args(["1", "100000"]).max_output_bytes(4096).spawn().unwrap();
+    child.wait().unwrap();
+    let mut r = child.stdout();
+    let (mut got, mut gaps) = (Vec::new(), Vec::new());
+    loop {
+        match r.fill_buf() {
+            Ok([]) => break,
+            Ok(b) => {
+                let n = b.len().min(100);
+                got.extend_from_slice(&b[..n]);
+                r.consume(n);
+            }
+            Err(e) => gaps.push(e.get_ref().and_then(|e| e.downcast_ref::<sup::Gap>()).map(|g| (g.at, g.skipped)).expect("a Gap")),
+        }
+    }
+    assert_eq!(gaps, [(2048, 588895 - 4096)]);
+    assert_eq!(got, child.wait().unwrap().stdout);
+}
+
+#[test]
+fn a_child_ended_mid_stream_leaves_the_reader_a_whole_prefix() {
+    // The reader takes ~1 MiB in small reads (64 KiB read ahead), the child
+    // is ended, and the reader goes on to the end: one unbroken prefix of
+    // what the child wrote, no gap.
+    let child = Command::new("seq").args(["1", "100000000"]).backpressure_bytes(64 << 10).spawn().unwrap();
+    let mut r = child.stdout();
+    let (mut got, mut buf) = (Vec::new(), [0u8; 1000]);
+    while got.len() < 1 << 20 {
+        let n = r.read(&mut buf).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    child.abort().unwrap();
+    r.read_to_end(&mut got).unwrap();
+    assert_eq!(r.position(), got.len() as u64);
+    let want = seq(10_000_000);
+    assert!(got.len() < want.len() && want.starts_with(&got), "{} bytes, not a prefix", got.len());
+    assert_eq!(child.wait().unwrap().outcome, Outcome::Aborted);
+}
+
 fn alive(pid: i32) -> bool {
     // A zombie counts as gone only once reaped: kill(pid, 0) succeeds on it.
     unsafe { libc::kill(pid, 0) == 0 }

@@ -177,3 +177,117 @@ fn a_write_to_a_full_pipe_ends_when_the_child_does() {
         assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "the reader that left the group was still there");
     }
 }
+
+/// `seq 1 n`'s output.
+fn seq(n: u32) -> Vec<u8> {
+    (1..=n).map(|i| format!("{i}\n")).collect::<String>().into_bytes()
+}
+
+#[test]
+fn async_reader_streams_every_byte_then_the_end() {
+    use tokio::io::AsyncReadExt;
+    rt().block_on(async {
+        // About 15 MiB through the pipe the reader reads itself, with reads
+        // of every size below and above the 64 KiB read-ahead, then the
+        // end, again and again.
+        let want = seq(2_000_000);
+        let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let (mut got, mut buf) = (Vec::new(), vec![0u8; 200_000]);
+        for size in [1usize, 7, 8192, 65536, 65537, 200_000, 3].iter().cycle() {
+            let n = r.read(&mut buf[..*size]).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+            assert_eq!(r.position(), got.len() as u64);
+        }
+        assert!(got == want, "{} bytes of {}, equal prefix: {}", got.len(), want.len(), want.starts_with(&got));
+        assert_eq!(r.read(&mut buf).await.unwrap(), 0);
+        assert_eq!(r.read(&mut buf[..1]).await.unwrap(), 0);
+        // tokio::io::copy and read_to_end (into spare, uninitialized
+        // capacity) on a second child.
+        let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
+        let mut copied = Vec::new();
+        assert_eq!(tokio::io::copy(&mut child.stdout(), &mut copied).await.unwrap(), want.len() as u64);
+        assert!(copied == want);
+        let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
+        let mut to_end = Vec::new();
+        child.stdout().read_to_end(&mut to_end).await.unwrap();
+        assert!(to_end == want);
+        // AsyncBufRead: copy_buf from the reader's own buffer.
+        let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let mut buffered = Vec::new();
+        assert_eq!(tokio::io::copy_buf(&mut r, &mut buffered).await.unwrap(), want.len() as u64);
+        assert!(buffered == want);
+        assert!(tokio::io::AsyncBufReadExt::fill_buf(&mut r).await.unwrap().is_empty());
+    });
+}
+
+#[test]
+fn async_reader_of_a_child_ended_mid_stream_gets_a_whole_prefix() {
+    use tokio::io::AsyncReadExt;
+    rt().block_on(async {
+        let child = Command::new("seq").args(["1", "100000000"]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let (mut got, mut buf) = (Vec::new(), [0u8; 1000]);
+        while got.len() < 1 << 20 {
+            let n = r.read(&mut buf).await.unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&buf[..n]);
+        }
+        child.abort().unwrap();
+        r.read_to_end(&mut got).await.unwrap();
+        assert_eq!(r.position(), got.len() as u64);
+        let want = seq(10_000_000);
+        assert!(got.len() < want.len() && want.starts_with(&got), "{} bytes, not a prefix", got.len());
+        assert_eq!(child.wait_async().await.unwrap().outcome, Outcome::Aborted);
+    });
+}
+
+#[test]
+fn dropped_read_futures_lose_no_bytes() {
+    use tokio::io::AsyncReadExt;
+    rt().block_on(async {
+        // Bursts with pauses between them; most reads are cancelled by a
+        // short timeout while they wait, some while bytes are read ahead.
+        let script = "i=0; while [ $i -lt 200 ]; do seq $((i*1000+1)) $((i*1000+1000)); sleep 0.002; i=$((i+1)); done";
+        let child = Command::new("sh").args(["-c", script]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let (mut got, mut buf, mut cancelled) = (Vec::new(), [0u8; 3000], 0);
+        loop {
+            match tokio::time::timeout(Duration::from_micros(300), r.read(&mut buf)).await {
+                Ok(n) => match n.unwrap() {
+                    0 => break,
+                    n => got.extend_from_slice(&buf[..n]),
+                },
+                Err(_) => cancelled += 1,
+            }
+        }
+        assert!(got == seq(200_000), "{} bytes", got.len());
+        assert!(cancelled > 0, "no read was cancelled");
+        // The same through AsyncBufRead: fill_buf futures dropped.
+        let child = Command::new("sh").args(["-c", script]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
+        let mut r = child.stdout();
+        let mut got = Vec::new();
+        loop {
+            use tokio::io::AsyncBufReadExt;
+            let n = match tokio::time::timeout(Duration::from_micros(300), r.fill_buf()).await {
+                Ok(b) => {
+                    let b = b.unwrap();
+                    got.extend_from_slice(&b[..b.len().min(5000)]);
+                    b.len().min(5000)
+                }
+                Err(_) => continue,
+            };
+            if n == 0 {
+                break;
+            }
+            std::pin::Pin::new(&mut r).consume(n);
+        }
+        assert!(got == seq(200_000), "{} bytes", got.len());
+        eprintln!("{cancelled} read futures dropped while waiting");
+        assert!(child.wait_async().await.unwrap().success());
+    });
+}
