@@ -16,7 +16,8 @@ Rows:
      Popen.stdout.read(65536) until EOF vs sup's p.stdout.read(65536)
      (backpressure, so nothing is dropped), from the spawn to the last byte
      read; the child is tests/bench/bench_writer when built, else head -c,
-     the same on both sides. --stream-only runs this row alone:
+     the same on both sides; with bench_writer, again with reader and
+     writer pinned to one CPU and to two. --stream-only runs these alone:
        python3 shims/python/bench.py --stream-only [--stream-mib 256]
 Samples of the two sides alternate (A B A B ...) so that drift in machine load
 hits both alike. Prints a Markdown table; --out writes it with the explanation.
@@ -31,7 +32,7 @@ import platform
 import subprocess
 import sys
 import time
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
 import sup  # noqa: E402
@@ -173,9 +174,9 @@ def find_writer(build: str) -> str:
     return ""
 
 
-def sp_stream(argv: List[str], nbytes: int) -> float:
+def sp_stream(argv: List[str], nbytes: int, env: Dict[str, str]) -> float:
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert p.stdout is not None and p.stderr is not None
     read = p.stdout.read
     n = 0
@@ -192,9 +193,9 @@ def sp_stream(argv: List[str], nbytes: int) -> float:
     return d
 
 
-def sup_stream(argv: List[str], nbytes: int) -> float:
+def sup_stream(argv: List[str], nbytes: int, env: Dict[str, str]) -> float:
     t = time.perf_counter()
-    with sup.Popen(argv, stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE,
+    with sup.Popen(argv, stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE, env=env,
                    backpressure=4 << 20) as p:
         assert p.stdout is not None
         read = p.stdout.read
@@ -232,23 +233,42 @@ def main() -> None:
     stream_what = f"stream {args.stream_mib} MiB through a pipe: spawn to last byte read"
     stream_notes = f"{n_stream} per side, alternating; child {child_name}; median throughput ratio "
 
-    def stream_row() -> Tuple[List[float], List[float]]:
-        sp_stream(child, stream_bytes)  # warm up: page cache, the library's threads
-        sup_stream(child, stream_bytes)
-        return alternate(n_stream, lambda: sp_stream(child, stream_bytes), lambda: sup_stream(child, stream_bytes))
+    # Where reader and writer run decides pipe throughput (sharing a CPU keeps
+    # the pipe's pages in its cache), so besides the scheduler's choice the
+    # row is measured with both placements fixed, as tests/bench/bench_sup
+    # does: this thread (the reader on both sides) on the first allowed CPU,
+    # the writer there too or on the second (bench_writer's
+    # SUP_BENCH_WRITER_CPU, the same environment for both sides).
+    allowed = sorted(os.sched_getaffinity(0))
+    placements: List[Tuple[str, Optional[int]]] = [("scheduler's choice", None)]
+    if writer:
+        placements.append(("reader and writer on one CPU", allowed[0]))
+        if len(allowed) > 1:
+            placements.append(("reader and writer on two CPUs", allowed[1]))
+
+    def stream_row(writer_cpu: Optional[int]) -> Tuple[List[float], List[float]]:
+        env = dict(os.environ)
+        env.pop("SUP_BENCH_WRITER_CPU", None)
+        if writer_cpu is not None:
+            env["SUP_BENCH_WRITER_CPU"] = str(writer_cpu)
+            os.sched_setaffinity(0, {allowed[0]})
+        try:
+            sp_stream(child, stream_bytes, env)  # warm up: page cache, the library's threads
+            sup_stream(child, stream_bytes, env)
+            return alternate(n_stream, lambda: sp_stream(child, stream_bytes, env),
+                             lambda: sup_stream(child, stream_bytes, env))
+        finally:
+            os.sched_setaffinity(0, allowed)
 
     if args.stream_only:
-        a, b = stream_row()
         mib = stream_bytes / (1 << 20)
         print(f"{stream_what}; child {child_name}; {n_stream} per side, alternating")
-        print(f"  Popen.stdout.read(65536): p50 {fmt(pct(a, 0.5))} ({mib / pct(a, 0.5):.0f} MiB/s)")
-        print(f"  sup p.stdout.read(65536), backpressure=4 MiB: p50 {fmt(pct(b, 0.5))} ({mib / pct(b, 0.5):.0f} MiB/s)")
-        print(f"  sup throughput / subprocess throughput at p50: {pct(a, 0.5) / pct(b, 0.5):.2f}x")
+        for place, cpu in placements:
+            a, b = stream_row(cpu)
+            print(f"  {place}: Popen.stdout.read(65536) p50 {fmt(pct(a, 0.5))} ({mib / pct(a, 0.5):.0f} MiB/s); "
+                  f"sup p.stdout.read(65536), backpressure=4 MiB, p50 {fmt(pct(b, 0.5))} "
+                  f"({mib / pct(b, 0.5):.0f} MiB/s); sup / subprocess throughput {pct(a, 0.5) / pct(b, 0.5):.2f}x")
         return
-
-    for f in (sp_true, sup_true):  # warm up: imports, the library's threads
-        for _ in range(20):
-            f()
 
     load0 = os.getloadavg()
     t_all = time.monotonic()
@@ -279,10 +299,12 @@ def main() -> None:
     a, b = alternate(n_cancel, sp_cancel, sup_cancel)
     rows.append(("cancel a running child: request to result", "`Popen.kill()` + `communicate()`", a,
                  "`abort()` + `wait()`", b, f"{n_cancel} per side, alternating; child `sleep 100`, seen exec'd first"))
-    a, b = stream_row()
-    rows.append((stream_what, "`Popen.stdout.read(65536)` until EOF", a,
-                 "`p.stdout.read(65536)`, `backpressure=4 MiB`", b,
-                 stream_notes + f"(sup / subprocess throughput): {pct(a, 0.5) / pct(b, 0.5):.2f}x"))
+    for i, (place, cpu) in enumerate(placements):
+        a, b = stream_row(cpu)
+        rows.append((stream_what + f", {place}" if i == 0 else f"the same, {place}",
+                     "`Popen.stdout.read(65536)` until EOF", a,
+                     "`p.stdout.read(65536)`, `backpressure=4 MiB`", b,
+                     stream_notes + f"(sup / subprocess throughput): {pct(a, 0.5) / pct(b, 0.5):.2f}x"))
     elapsed = time.monotonic() - t_all
     load1 = os.getloadavg()
 
@@ -307,13 +329,17 @@ def main() -> None:
                 cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
         except (OSError, StopIteration):
             pass
+        cores = os.cpu_count() or 1
+        busy = (f": a **busy** machine (more runnable tasks than its {cores} cores), so read the ratios only"
+                if max(load0[0], load1[0]) > cores else "")
         header = f"""# Python shim (`sup` over ctypes) against `subprocess`
 
 - date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
 - machine: {os.cpu_count()} cores, {cpu}, kernel {platform.release()}
 - Python {platform.python_version()}, libsup {sup.library_version()} ({sup.library_path()})
-- load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s
+- load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s{busy}
 - command: `PKG_CONFIG_PATH=<build>/meson-uninstalled python3 shims/python/bench.py --out tests/bench/shims-python.md`
+  (the streaming row alone: `... bench.py --stream-only`)
 - sup's side passes `stdin=sup.DEVNULL` and captures stdout and stderr, as the baseline does
 
 """
@@ -377,10 +403,13 @@ loop thread, and none is dropped. A bare ctypes loop of `sup_output_read`
 into one reused buffer, with no file object around it, streams at about the
 same rate as `p.stdout.read`, so what remains of the gap is below the shim:
 each call's own cost in the library and the kernel against the baseline's
-blocking `read(2)` (the same direct-read loop written in C, unpinned, trails
-a plain `read(2)` loop too on this machine). What the capture buys is the
-idle clock, head+tail capture and the result, which the bare pipe does not
-give.
+blocking `read(2)` (the same direct-read loop written in C trails a plain
+`read(2)` loop by a similar factor on this machine). Placement decides much
+of it: with reader and writer on one CPU (or wherever the scheduler puts
+them, mostly together) the baseline's blocking reader is woken on the CPU
+where the pipe's pages are hot; with the writer on the other CPU both
+sides slow down and meet. What the capture buys is the idle clock, head+tail
+capture and the result, which the bare pipe does not give.
 """
 
 
