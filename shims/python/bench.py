@@ -12,9 +12,13 @@ Rows:
      idle_timeout=0.2 and, separately, timeout=0.2);
   3. cancelling a running child from the caller: Popen.kill() + communicate()
      vs sup's abort() + wait(), timed from the request to the result;
-  4. streaming 64 MiB through a pipe: subprocess's Popen.stdout.read(65536)
-     until EOF vs sup's p.stdout.read(65536) (backpressure, so nothing is
-     dropped), from the spawn to the last byte read.
+  4. streaming 1 GiB (--stream-mib) through a pipe: subprocess's
+     Popen.stdout.read(65536) until EOF vs sup's p.stdout.read(65536)
+     (backpressure, so nothing is dropped), from the spawn to the last byte
+     read; the child is tests/bench/bench_writer when built, else head -c,
+     the same on both sides; with bench_writer, again with reader and
+     writer pinned to one CPU and to two. --stream-only runs these alone:
+       python3 shims/python/bench.py --stream-only [--stream-mib 256]
 Samples of the two sides alternate (A B A B ...) so that drift in machine load
 hits both alike. Prints a Markdown table; --out writes it with the explanation.
 """
@@ -28,7 +32,7 @@ import platform
 import subprocess
 import sys
 import time
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
 import sup  # noqa: E402
@@ -152,41 +156,59 @@ def sup_cancel() -> float:
 
 # ---- 4. streaming through p.stdout ------------------------------------------
 
-STREAM = ["head", "-c", str(64 << 20), "/dev/zero"]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def sp_stream() -> float:
+def stream_child(nbytes: int, writer: str) -> List[str]:
+    """bench_writer (64 KiB writes) when built, else head -c: the same child for both sides."""
+    if writer:
+        return [writer, str(nbytes)]
+    return ["head", "-c", str(nbytes), "/dev/zero"]
+
+
+def find_writer(build: str) -> str:
+    for d in ([build] if build else []) + [os.path.join(REPO, d) for d in ("build-bench", "build")]:
+        path = os.path.join(d, "tests", "bench", "bench_writer")
+        if os.access(path, os.X_OK):
+            return path
+    return ""
+
+
+def sp_stream(argv: List[str], nbytes: int, env: Dict[str, str]) -> float:
     t = time.perf_counter()
-    p = subprocess.Popen(STREAM, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert p.stdout is not None
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert p.stdout is not None and p.stderr is not None
+    read = p.stdout.read
     n = 0
     while True:
-        chunk = p.stdout.read(65536)
+        chunk = read(65536)
         if not chunk:
             break
         n += len(chunk)
     p.wait()
     d = time.perf_counter() - t
     p.stdout.close()
-    p.stderr.close()  # type: ignore[union-attr]
-    assert n == 64 << 20
+    p.stderr.close()
+    assert n == nbytes and p.returncode == 0, (n, p.returncode)
     return d
 
 
-def sup_stream() -> float:
+def sup_stream(argv: List[str], nbytes: int, env: Dict[str, str]) -> float:
     t = time.perf_counter()
-    with sup.Popen(STREAM, stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE,
+    with sup.Popen(argv, stdin=sup.DEVNULL, stdout=sup.PIPE, stderr=sup.PIPE, env=env,
                    backpressure=4 << 20) as p:
         assert p.stdout is not None
+        read = p.stdout.read
         n = 0
         while True:
-            chunk = p.stdout.read(65536)
+            chunk = read(65536)
             if not chunk:
                 break
             n += len(chunk)
         p.wait()
         d = time.perf_counter() - t
-    assert n == 64 << 20
+    r = p.result
+    assert n == nbytes and r is not None and r.returncode == 0 and r.stdout_omitted + len(r.stdout) == nbytes, n
     return d
 
 
@@ -194,12 +216,59 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="few samples, for a smoke test")
     ap.add_argument("--out", help="write the Markdown report here")
+    ap.add_argument("--stream-only", action="store_true", help="run the streaming row alone (no --out)")
+    ap.add_argument("--stream-mib", type=int, default=1024, help="MiB streamed per sample (default 1024)")
+    ap.add_argument("--stream-samples", type=int, default=0, help="samples per side (default 7; 3 with --quick)")
+    ap.add_argument("--build", default="", help="the build dir holding tests/bench/bench_writer "
+                    "(default: build-bench, then build; without one the child is head -c)")
     args = ap.parse_args()
-    n_spawn, n_silent, n_cancel, n_stream = (100, 6, 20, 4) if args.quick else (2000, 100, 300, 30)
+    n_spawn, n_silent, n_cancel, n_stream = (100, 6, 20, 3) if args.quick else (2000, 100, 300, 7)
+    if args.stream_samples:
+        n_stream = args.stream_samples
+    writer = find_writer(args.build)
+    stream_bytes = args.stream_mib << 20
+    child = stream_child(stream_bytes, writer)
+    child_name = (f"`bench_writer {stream_bytes}` (64 KiB writes)" if writer
+                  else f"`head -c {args.stream_mib}M /dev/zero`")
+    stream_what = f"stream {args.stream_mib} MiB through a pipe: spawn to last byte read"
+    stream_notes = f"{n_stream} per side, alternating; child {child_name}; median throughput ratio "
 
-    for f in (sp_true, sup_true):  # warm up: imports, the library's threads
-        for _ in range(20):
-            f()
+    # Where reader and writer run decides pipe throughput (sharing a CPU keeps
+    # the pipe's pages in its cache), so besides the scheduler's choice the
+    # row is measured with both placements fixed, as tests/bench/bench_sup
+    # does: this thread (the reader on both sides) on the first allowed CPU,
+    # the writer there too or on the second (bench_writer's
+    # SUP_BENCH_WRITER_CPU, the same environment for both sides).
+    allowed = sorted(os.sched_getaffinity(0))
+    placements: List[Tuple[str, Optional[int]]] = [("scheduler's choice", None)]
+    if writer:
+        placements.append(("reader and writer on one CPU", allowed[0]))
+        if len(allowed) > 1:
+            placements.append(("reader and writer on two CPUs", allowed[1]))
+
+    def stream_row(writer_cpu: Optional[int]) -> Tuple[List[float], List[float]]:
+        env = dict(os.environ)
+        env.pop("SUP_BENCH_WRITER_CPU", None)
+        if writer_cpu is not None:
+            env["SUP_BENCH_WRITER_CPU"] = str(writer_cpu)
+            os.sched_setaffinity(0, {allowed[0]})
+        try:
+            sp_stream(child, stream_bytes, env)  # warm up: page cache, the library's threads
+            sup_stream(child, stream_bytes, env)
+            return alternate(n_stream, lambda: sp_stream(child, stream_bytes, env),
+                             lambda: sup_stream(child, stream_bytes, env))
+        finally:
+            os.sched_setaffinity(0, allowed)
+
+    if args.stream_only:
+        mib = stream_bytes / (1 << 20)
+        print(f"{stream_what}; child {child_name}; {n_stream} per side, alternating")
+        for place, cpu in placements:
+            a, b = stream_row(cpu)
+            print(f"  {place}: Popen.stdout.read(65536) p50 {fmt(pct(a, 0.5))} ({mib / pct(a, 0.5):.0f} MiB/s); "
+                  f"sup p.stdout.read(65536), backpressure=4 MiB, p50 {fmt(pct(b, 0.5))} "
+                  f"({mib / pct(b, 0.5):.0f} MiB/s); sup / subprocess throughput {pct(a, 0.5) / pct(b, 0.5):.2f}x")
+        return
 
     load0 = os.getloadavg()
     t_all = time.monotonic()
@@ -230,11 +299,12 @@ def main() -> None:
     a, b = alternate(n_cancel, sp_cancel, sup_cancel)
     rows.append(("cancel a running child: request to result", "`Popen.kill()` + `communicate()`", a,
                  "`abort()` + `wait()`", b, f"{n_cancel} per side, alternating; child `sleep 100`, seen exec'd first"))
-    a, b = alternate(n_stream, sp_stream, sup_stream)
-    rows.append(("stream 64 MiB through a pipe: spawn to last byte read",
-                 "`Popen.stdout.read(65536)` until EOF", a,
-                 "`p.stdout.read(65536)`, `backpressure=4 MiB`", b,
-                 f"{n_stream} per side, alternating; child `head -c 64M /dev/zero`"))
+    for i, (place, cpu) in enumerate(placements):
+        a, b = stream_row(cpu)
+        rows.append((stream_what + f", {place}" if i == 0 else f"the same, {place}",
+                     "`Popen.stdout.read(65536)` until EOF", a,
+                     "`p.stdout.read(65536)`, `backpressure=4 MiB`", b,
+                     stream_notes + f"(sup / subprocess throughput): {pct(a, 0.5) / pct(b, 0.5):.2f}x"))
     elapsed = time.monotonic() - t_all
     load1 = os.getloadavg()
 
@@ -259,13 +329,17 @@ def main() -> None:
                 cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
         except (OSError, StopIteration):
             pass
+        cores = os.cpu_count() or 1
+        busy = (f": a **busy** machine (more runnable tasks than its {cores} cores), so read the ratios only"
+                if max(load0[0], load1[0]) > cores else "")
         header = f"""# Python shim (`sup` over ctypes) against `subprocess`
 
 - date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
 - machine: {os.cpu_count()} cores, {cpu}, kernel {platform.release()}
 - Python {platform.python_version()}, libsup {sup.library_version()} ({sup.library_path()})
-- load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s
+- load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; the run took {elapsed:.0f} s{busy}
 - command: `PKG_CONFIG_PATH=<build>/meson-uninstalled python3 shims/python/bench.py --out tests/bench/shims-python.md`
+  (the streaming row alone: `... bench.py --stream-only`)
 - sup's side passes `stdin=sup.DEVNULL` and captures stdout and stderr, as the baseline does
 
 """
@@ -313,16 +387,29 @@ baseline's `kill()` + `waitpid` is a direct system call in the caller's
 thread, while sup's goes through its loop thread, which reaps the child, drains
 both pipes to EOF and publishes the result before `wait()` wakes.
 
-The streaming row reads 64 MiB as a `for`-loop of `read(65536)` would.
-subprocess's `Popen.stdout` is a `BufferedReader` on the pipe itself: one
-`read(2)` per chunk in the calling thread. sup's `p.stdout` reads what the
-library's loop thread drained from the pipe into its capture: a ctypes call
-to `sup_output_read` and one copy per chunk, waking on the stream's readiness
-fd, with `backpressure` holding the child while 4 MiB are unread (without
-it a reader this slow would meet a gap past `max_output`). The child's bytes
-therefore cross two threads and are copied twice before the caller has them;
-what that buys is the idle clock, head+tail capture and the result, which
-the bare pipe does not give.
+The streaming row reads 1 GiB (`--stream-mib`) as a `for`-loop of
+`read(65536)` would, from the same child on both sides (`bench_writer`,
+64 KiB writes, when the build has it; else `head -c`). subprocess's
+`Popen.stdout` is a `BufferedReader` on the pipe: `read(65536)` allocates the
+bytes object and fills it with blocking `read(2)` calls in C. sup's
+`p.stdout.read(65536)` allocates the bytes object too and fills it with one
+ctypes call to `sup_output_read` per piece, straight into the object (no
+second copy); only when a call finds nothing does it wait in `poll(2)` on a
+dup of `sup_output_fd`. With `backpressure` set that fd is an epoll set
+holding the pipe, so `sup_output_read` reads the pipe itself in the calling
+thread (one `read(2)` per call), keeps a copy for the result's head and tail
+and restarts the idle clock; the child's bytes do not cross the library's
+loop thread, and none is dropped. A bare ctypes loop of `sup_output_read`
+into one reused buffer, with no file object around it, streams at about the
+same rate as `p.stdout.read`, so what remains of the gap is below the shim:
+each call's own cost in the library and the kernel against the baseline's
+blocking `read(2)` (the same direct-read loop written in C trails a plain
+`read(2)` loop by a similar factor on this machine). Placement decides much
+of it: with reader and writer on one CPU (or wherever the scheduler puts
+them, mostly together) the baseline's blocking reader is woken on the CPU
+where the pipe's pages are hot; with the writer on the other CPU both
+sides slow down and meet. What the capture buys is the idle clock, head+tail
+capture and the result, which the bare pipe does not give.
 """
 
 

@@ -213,3 +213,104 @@ def test_no_thread_while_reading(capfd: pytest.CaptureFixture[str]) -> None:
         assert next(lines) == b"0\n"
         assert threading.active_count() == before
         assert list(lines) == [b"1\n", b"2\n", b"3\n", b"4\n"]
+
+
+# ---- live streams with backpressure: every byte, in order ------------------
+
+# 6 MiB of numbered 16-byte lines, written in pieces of varied sizes so that
+# reads meet partly filled pipes.
+BIG_LINES = 6 * 65536
+BIG = b"".join(b"%015d\n" % i for i in range(BIG_LINES))
+BIG_WRITER = [sys.executable, "-c",
+              "import sys\n"
+              "data = b''.join(b'%015d\\n' % i for i in range(6 * 65536))\n"
+              "out = sys.stdout.buffer\n"
+              "i = 0\n"
+              "sizes = (1, 4095, 65536, 100000, 7, 131072, 333)\n"
+              "while i < len(data):\n"
+              "    n = sizes[i % len(sizes)]\n"
+              "    out.write(data[i:i + n]); out.flush(); i += n\n"]
+
+
+def _big(**kw: Any) -> sup.Popen:
+    return sup.Popen(BIG_WRITER, backpressure=1 << 16, max_output=1 << 16, **PIPES, **kw)
+
+
+@pytest.mark.parametrize("size", [4095, 65536, 1 << 20, 3 << 20])
+def test_read_n_gives_n_bytes_until_the_end(size: int) -> None:
+    with _big() as p:
+        assert p.stdout is not None
+        parts = []
+        while True:
+            chunk = p.stdout.read(size)
+            if not chunk:
+                break
+            parts.append(chunk)
+        assert all(len(c) == size for c in parts[:-1])  # as BufferedReader.read(n) on a pipe
+        assert 0 < len(parts[-1]) <= size
+        assert b"".join(parts) == BIG
+        assert p.wait() == 0
+
+
+def test_read1_readinto_readinto1_and_lines_lose_nothing() -> None:
+    with _big() as p:
+        f = p.stdout
+        assert f is not None
+        got = bytearray()
+        got += f.readline()
+        got += f.read1(65536)
+        got += f.read(10)
+        buf = bytearray(70000)
+        n = f.readinto(buf)
+        assert n == len(buf)
+        got += buf
+        view = memoryview(bytearray(5000))
+        n = f.readinto1(view)
+        assert 0 < n <= 5000
+        got += view[:n]
+        for i, line in enumerate(f):
+            got += line
+            if i == 1000:
+                break
+        while True:
+            chunk = f.read1(-1)
+            if not chunk:
+                break
+            got += chunk
+        assert f.readinto(bytearray(10)) == 0 and f.read1(10) == b"" and f.read(10) == b""
+        assert bytes(got) == BIG
+    with _big() as p:
+        assert p.stdout is not None
+        with pytest.raises(TypeError):
+            p.stdout.readinto(b"read-only")
+        p.kill()  # held back by backpressure: the exit would wait for it, as subprocess's
+
+
+def test_iter_output_and_text_lines_lose_nothing() -> None:
+    with _big() as p:
+        assert b"".join(p.iter_output("stdout")) == BIG
+    with _big(text=True) as p:
+        assert p.stdout is not None
+        lines = list(p.stdout)
+        assert len(lines) == BIG_LINES and "".join(lines).encode() == BIG
+
+
+def test_a_child_killed_mid_stream_ends_the_read() -> None:
+    with sup.Popen(["sh", "-c", "exec head -c 100000000 /dev/zero"], backpressure=1 << 16, **PIPES) as p:
+        assert p.stdout is not None
+        first = p.stdout.read(1 << 20)
+        assert first == bytes(1 << 20)
+        p.kill()
+        n = len(first)
+        buf = bytearray(65536)
+        while True:
+            k = p.stdout.readinto(buf)
+            if not k:
+                break
+            assert buf[:k] == bytes(k)
+            n += k
+        assert n < 100000000
+        assert p.wait() == -9
+    r = p.result
+    assert r is not None and r.outcome is Outcome.ABORTED
+    assert r.stdout_omitted + len(r.stdout) == n  # the reader got every byte sup saw

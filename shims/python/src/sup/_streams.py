@@ -22,13 +22,40 @@ import errno as _errno
 import io
 import os
 import select
+import sys
 import threading
-from typing import Any, Iterator, List, Optional, Union
+from typing import Any, Callable, Iterator, List, Optional, Union
 
 from . import _lib
 from ._errors import OutputGap, check
 
 _CHUNK = 65536
+
+
+def _bytes_filler() -> Optional[Callable[[int], bytes]]:
+    """CPython's PyBytes_FromStringAndSize(NULL, n): a new bytes object whose
+    n bytes are for its maker to fill before anyone else sees it (the C API's
+    way to read into bytes without a second copy, as BufferedReader.read(n)
+    does). Returns None where ctypes cannot reach it (another Python)."""
+    if sys.implementation.name != "cpython":
+        return None
+    try:
+        f = ctypes.pythonapi.PyBytes_FromStringAndSize
+    except AttributeError:
+        return None
+    f.restype = ctypes.py_object
+    f.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t]
+    new: Callable[[int], bytes] = lambda n: f(None, n)  # noqa: E731
+    probe = new(4096)
+    if ctypes.cast(ctypes.c_char_p(probe), ctypes.c_void_p).value != id(probe) + _BYTES_DATA:
+        return None  # not laid out as this module assumes: copy instead
+    return new
+
+
+# Where a bytes object's data starts, from its id() (CPython: its address).
+_BYTES_DATA = bytes.__basicsize__ - 1
+_new_bytes = _bytes_filler()
+_READ_BUF = 1 << 20  # the most a read(n) takes in one piece
 
 
 async def readable(loop: asyncio.AbstractEventLoop, fd: int) -> None:
@@ -47,7 +74,14 @@ async def readable(loop: asyncio.AbstractEventLoop, fd: int) -> None:
 
 
 class Source:
-    """One stream's read position, shared by its file object and iterators."""
+    """One stream's read position, shared by its file object and iterators.
+
+    ``read_into`` is the one path to the library: a single ctypes call to
+    ``sup_output_read`` straight into the caller's memory, and a wait in
+    ``poll(2)`` on the dup of ``sup_output_fd`` only when that call found
+    nothing. The fd is asked for before the first read, so that with
+    ``backpressure`` set the reader reads the pipe itself (see sup.h).
+    """
 
     def __init__(self, handle: _lib.Handle, stream: int, name: str) -> None:
         self._h = handle
@@ -55,9 +89,17 @@ class Source:
         self.name = name
         self._pos = ctypes.c_uint64(0)
         self._n = ctypes.c_size_t(0)
-        self._buf = ctypes.create_string_buffer(_CHUNK)
+        # Bound once: each read is then one foreign call with no lookups.
+        self._read: Any = handle.api.output_read
+        self._poll: Any = handle.api.poll
+        self._ptr = ctypes.c_void_p(handle.ptr)
+        self._pos_ref = ctypes.byref(self._pos)
+        self._n_ref = ctypes.byref(self._n)
+        self._chunk = ctypes.create_string_buffer(_CHUNK)  # next()'s
+        self._next_lock = threading.Lock()
         self._after: Optional[bytes] = None  # read with a gap jump: given after the gap
         self._fd: Optional[int] = None
+        self._poller: Optional[Any] = None  # select.poll on _fd
         self._lock = threading.Lock()
 
     def fileno(self) -> int:
@@ -69,47 +111,69 @@ class Source:
                 self._fd = os.dup(fd)  # close-on-exec, ours to close
             return self._fd
 
+    def _wait(self) -> None:
+        poller = self._poller
+        if poller is None:
+            poller = select.poll()
+            poller.register(self.fileno(), select.POLLIN)
+            self._poller = poller
+        try:
+            poller.poll()  # GIL released; Ctrl-C interrupts it
+        except RuntimeError:  # another thread waits on it: wait on a poll of our own
+            own = select.poll()
+            own.register(self.fileno(), select.POLLIN)
+            own.poll()
+
+    def read_into(self, addr: int, cap: int, block: bool) -> Optional[int]:
+        """Up to cap (> 0) bytes of the stream into memory at addr. Returns
+        the count; 0 only when not blocking and nothing is there yet; -k when
+        k bytes were dropped before the next ones (the next call gives those);
+        None at the end."""
+        after = self._after
+        if after is not None:
+            k = min(cap, len(after))
+            ctypes.memmove(addr, after, k)
+            self._after = after[k:] or None
+            return k
+        if self._fd is None:
+            self.fileno()
+        read, ptr, stream, pos = self._read, self._ptr, self._stream, self._pos
+        final = False
+        while True:
+            with self._lock:
+                before = pos.value
+                rc = read(ptr, stream, self._pos_ref, addr, cap, self._n_ref)
+                n = self._n.value
+                skipped = pos.value - before - n
+            if rc:
+                check(rc, "sup_output_read")
+            if skipped > 0:
+                if n:
+                    self._after = ctypes.string_at(addr, n)
+                return -skipped
+            if n:
+                return n
+            if final:
+                return None  # final before this read, and it found nothing: the end
+            if check(self._poll(ptr, 0), "sup_poll") == 1:
+                final = True  # read once more: bytes may have come before the end
+                continue
+            if not block:
+                return 0
+            self._wait()
+
     def next(self, block: bool) -> Union[bytes, int, None]:
         """The next bytes; or an int: a gap of that many bytes (the next call
         gives the bytes after it); or None at the end. b"" only when not
         blocking and nothing is there yet."""
-        after, self._after = self._after, None
-        if after:
-            return after
-        h = self._h
-        final = False
-        while True:
-            with self._lock:
-                before = self._pos.value
-                check(
-                    h.api.output_read(
-                        h.ptr,
-                        self._stream,
-                        ctypes.byref(self._pos),
-                        self._buf,
-                        _CHUNK,
-                        ctypes.byref(self._n),
-                    ),
-                    "sup_output_read",
-                )
-                n = self._n.value
-                data = ctypes.string_at(self._buf, n) if n else b""
-                skipped = self._pos.value - before - n
-            if skipped > 0:
-                self._after = data
-                return skipped
-            if data:
-                return data
-            if final:
-                return None  # final before this read, and it found nothing: the end
-            if check(h.api.poll(h.ptr, 0), "sup_poll") == 1:
-                final = True  # read once more: bytes may have come before the end
-                continue
-            if not block:
-                return b""
-            poller = select.poll()
-            poller.register(self.fileno(), select.POLLIN)
-            poller.poll()  # GIL released; Ctrl-C interrupts it
+        with self._next_lock:
+            buf = self._chunk
+            k = self.read_into(ctypes.addressof(buf), _CHUNK, block)
+            if k is None:
+                return None
+            if k < 0:
+                return -k
+            return ctypes.string_at(buf, k) if k else b""
 
     async def next_async(self) -> Union[bytes, int, None]:
         loop = asyncio.get_running_loop()
@@ -122,6 +186,7 @@ class Source:
     def close(self) -> None:
         with self._lock:
             fd, self._fd = self._fd, None
+            self._poller = None
         if fd is not None:
             os.close(fd)
 
@@ -155,7 +220,9 @@ class OutputReader(io.BufferedIOBase, _Segments):
     def __init__(self, src: Source) -> None:
         super().__init__()
         self._src = src
-        self._buf = bytearray()
+        self._buf = bytearray()  # read ahead by readline
+        self._rbuf: Optional[Any] = None  # read()'s, reused: ctypes c_char array
+        self._lock = threading.Lock()
 
     def _pull(self) -> bool:
         if self._gap or self._eof:
@@ -203,46 +270,113 @@ class OutputReader(io.BufferedIOBase, _Segments):
                 out += got
         return out
 
+    def _fill(self, addr: int, size: int, whole: bool) -> int:
+        """Up to size bytes into memory at addr: those read ahead by readline
+        first, then the stream's, straight from sup_output_read. whole: until
+        size, a gap or the end, as BufferedReader.read(n) on a pipe; else
+        what one read gives (read1). Returns the count."""
+        got = 0
+        ahead = self._buf
+        if ahead:
+            got = min(size, len(ahead))
+            ctypes.memmove(addr, bytes(ahead[:got]), got)
+            del ahead[:got]
+            if not whole:
+                return got
+        read_into = self._src.read_into
+        try:
+            while got < size and not self._gap and not self._eof:
+                k = read_into(addr + got, size - got, True)
+                if k is None:
+                    self._eof = True
+                elif k < 0:
+                    self._gap = -k
+                else:
+                    got += k
+                    if not whole:
+                        break
+        except BaseException:  # Ctrl-C in the wait: the bytes read so far stay for the next read
+            if got:
+                self._buf[:0] = ctypes.string_at(addr, got)
+            raise
+        return got
+
+    def _read_n(self, size: int, whole: bool) -> bytes:
+        new = _new_bytes
+        if new is not None and whole and size >= 4096 and size <= _READ_BUF:
+            # Straight into the bytes object returned: no second copy.
+            with self._lock:
+                data = new(size)
+                got = self._fill(id(data) + _BYTES_DATA, size, True)
+                if got == size:
+                    return data
+                return data[:got] if got else self._take(0)
+        with self._lock:
+            if size <= _READ_BUF:
+                buf = self._rbuf
+                if buf is None or len(buf) < size:
+                    buf = self._rbuf = ctypes.create_string_buffer(max(size, _CHUNK))
+                got = self._fill(ctypes.addressof(buf), size, whole)
+                return ctypes.string_at(buf, got) if got else self._take(0)
+        # Larger than the reusable buffer: in pieces, as the bytes come.
+        parts: List[bytes] = []
+        left = size
+        while left > 0:
+            part = self._read_n(min(left, _READ_BUF), whole)
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+            if not whole or self._gap or self._eof:
+                break
+        return b"".join(parts)
+
     def read(self, size: Optional[int] = -1) -> bytes:
+        """size bytes, fewer only at the end or before a gap (as
+        ``BufferedReader.read(n)`` on a pipe); all to the end (or to a gap)
+        when size is negative or None."""
         self._start()
-        if size is not None and size > 0 and not self._buf and not self._gap and not self._eof:
-            # The common loop, read(65536) until b"": hand the chunk on uncopied.
-            got = self._src.next(True)
-            if got is None:
-                self._eof = True
-                return b""
-            if isinstance(got, int):
-                self._gap = got
-                return self._take(0)
-            if len(got) >= size:
-                self._buf += got[size:]
-                return got[:size] if len(got) > size else got
-            self._buf += got
         if size is None or size < 0:
             while self._pull():
                 pass
             return self._take(len(self._buf))
-        while len(self._buf) < size and self._pull():
-            pass
-        return self._take(size)
+        if size == 0:
+            return self._take(0)
+        return self._read_n(size, True)
 
     def read1(self, size: int = -1) -> bytes:
+        """What one read gives: at least one byte unless at the end or a gap."""
         self._start()
-        if not self._buf:
-            self._pull()
-        return self._take(len(self._buf) if size < 0 else size)
+        if size == 0:
+            return self._take(0)
+        return self._read_n(_CHUNK if size < 0 else size, False)
+
+    def _readinto(self, b: Any, whole: bool) -> int:
+        self._start()
+        with memoryview(b) as view, view.cast("B") as mv:
+            size = len(mv)
+            if size == 0:
+                self._take(0)
+                return 0
+            with self._lock:
+                if mv.readonly:  # from_buffer's own message names ctypes
+                    raise TypeError("readinto() argument must be read-write bytes-like object")
+                dest = (ctypes.c_char * size).from_buffer(mv)
+                try:
+                    got = self._fill(ctypes.addressof(dest), size, whole)
+                finally:
+                    del dest  # releases the export: b may be resized again
+                if not got:
+                    self._take(0)
+                return got
 
     def readinto(self, b: Any) -> int:
-        mv = memoryview(b).cast("B")
-        data = self.read(len(mv))
-        mv[: len(data)] = data
-        return len(data)
+        """Into b, straight from the library: len(b) bytes, fewer only at
+        the end or before a gap."""
+        return self._readinto(b, True)
 
     def readinto1(self, b: Any) -> int:
-        mv = memoryview(b).cast("B")
-        data = self.read1(len(mv))
-        mv[: len(data)] = data
-        return len(data)
+        return self._readinto(b, False)
 
     def readline(self, size: Optional[int] = -1) -> bytes:
         self._start()
