@@ -47,7 +47,6 @@ void Process::offer_direct(OutputPipe& pipe) noexcept {
 void Process::end_direct(OutputPipe& pipe) noexcept {
   if (!pipe.direct.load(std::memory_order_relaxed)) return;
   pipe.direct.store(false, std::memory_order_release);
-  pipe.drained_at.store(OutputPipe::kNotDrained, std::memory_order_relaxed);
   // Out of the reader's set before the loop reads it, or a reader would be
   // woken for bytes it may no longer take (level-triggered: a busy loop).
   if (pipe.reader_set.valid() && pipe.fd.valid()) epoll_ctl(pipe.reader_set.get(), EPOLL_CTL_DEL, pipe.fd.get(), nullptr);
@@ -92,9 +91,6 @@ int64_t Process::read_direct(OutputPipe& pipe, uint64_t* pos, char* buf, size_t 
   if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
   signal_ready(pipe);
   if (waiters_ > 0) changed_.notify_all();
-  // A pipe read returns all it holds up to cap: a short one emptied it.
-  if (static_cast<size_t>(n) < cap && next_in_order)
-    pipe.drained_at.store(*pos, std::memory_order_relaxed);
   return static_cast<int64_t>(got);
 }
 

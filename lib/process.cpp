@@ -280,13 +280,6 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
 
 int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
   OutputPipe& pipe = pipe_for(stream);
-  // The reader's turn that finds nothing after a short direct read
-  // (direct_read.cpp).
-  uint64_t drained = *pos;
-  if (cap > 0 && pipe.drained_at.load(std::memory_order_relaxed) == drained &&
-      pipe.drained_at.compare_exchange_strong(drained, OutputPipe::kNotDrained, std::memory_order_acq_rel) &&
-      pipe.direct.load(std::memory_order_acquire))
-    return 0;
   bool resume = false;
   bool caught_up = false;
   size_t n;

@@ -110,13 +110,6 @@ struct OutputPipe {
   // The reader reads the pipe itself (sup_output_read) and the loop does
   // not watch it. Changed under work_mu_; read without it as a hint.
   std::atomic<bool> direct{false};
-  // After a direct read that did not fill the reader's buffer, the stream's
-  // total then: the pipe was empty at that instant, so the reader's next
-  // call at that position (its turn that finds nothing) answers 0 bytes
-  // without a read(2) or a lock, and the reader waits on the set, which the
-  // pipe wakes. kNotDrained otherwise; cleared when the loop takes the pipe.
-  static constexpr uint64_t kNotDrained = UINT64_MAX;
-  std::atomic<uint64_t> drained_at{kNotDrained};
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
   // The result's "routed" (route_name); immutable.
@@ -138,8 +131,8 @@ class Process {
   // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
   // duration_ms count from, so that none is late by what comes before the
   // clone (the hand-off to the spawner, a wait behind another child's slow
-  // chdir). The first idle period starts at the exec instead (launched()):
-  // a child is not silent before it runs.
+  // chdir). The first idle period starts at the clone instead (launched()):
+  // a child is not silent before it exists.
   Process(Engine& engine, const Spec& spec, Nanos called_at);
   ~Process();
   Process(const Process&) = delete;

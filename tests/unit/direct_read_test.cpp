@@ -206,36 +206,3 @@ TEST(DirectRead, AnIdleLimitCountsBytesLeftInThePipe) {
 }
 
 }  // namespace
-
-// A read that finds nothing, right after a read that emptied the pipe, may
-// answer without looking at the pipe again; bytes that came meanwhile are
-// not lost: the descriptor is readable at once, and the next read has them.
-TEST(DirectRead, BytesThatArriveAfterAReadFindsNothingKeepTheFdReadable) {
-  SPAWN(p, sh("printf a; sleep 0.2; printf b; sleep 5", "\"backpressure_bytes\": 65536"));
-  int fd = sup_output_fd(p.get(), SUP_STDOUT);
-  ASSERT_GE(fd, 0);
-  pollfd pfd{fd, POLLIN, 0};
-  ASSERT_EQ(poll(&pfd, 1, 5000), 1);
-  char buf[4096];
-  uint64_t pos = 0;
-  size_t n = 0;
-  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
-  ASSERT_EQ(std::string(buf, n), "a");
-  // "b" is in the pipe by now.
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
-  if (n == 0) {
-    EXPECT_EQ(poll(&pfd, 1, 0), 1) << "bytes wait in the pipe, but the descriptor says nothing";
-    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
-  }
-  EXPECT_EQ(std::string(buf, n), "b");
-  EXPECT_EQ(pos, 2u);
-  // Nothing more: a read finds nothing, and the descriptor stays quiet.
-  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
-  EXPECT_EQ(n, 0u);
-  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
-  EXPECT_EQ(n, 0u);
-  EXPECT_EQ(poll(&pfd, 1, 100), 0);
-  EXPECT_EQ(sup_abort(p.get()), 0);
-  ASSERT_TRUE(p.wait(5000));
-}
