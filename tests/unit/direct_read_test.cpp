@@ -3,6 +3,7 @@
 // first-output limit kept by its reads, the pipe's end handed back to the
 // loop, sup_output_wait served, and the end of the child as without it.
 #include <poll.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -206,3 +207,36 @@ TEST(DirectRead, AnIdleLimitCountsBytesLeftInThePipe) {
 }
 
 }  // namespace
+
+// An edge-triggered waiter (tokio's AsyncFd, Go's netpoller) is woken once
+// per arrival and never again for bytes already waiting: the read after
+// each wake-up must give what came, whatever the read before it found.
+TEST(DirectRead, AnEdgeTriggeredWaiterGetsTheBytesOfEveryWakeUp) {
+  SPAWN(p, sh("printf a; sleep 1; printf b; sleep 5", "\"backpressure_bytes\": 65536"));
+  int fd = sup_output_fd(p.get(), SUP_STDOUT);
+  ASSERT_GE(fd, 0);
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  ASSERT_GE(ep, 0);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+  char buf[4096];
+  uint64_t pos = 0;
+  size_t n = 0;
+  epoll_event out{};
+  ASSERT_EQ(epoll_wait(ep, &out, 1, 5000), 1) << "no wake-up for the first bytes";
+  ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
+  std::string got(buf, n);
+  // One read per wake-up, taking a short read for the end of the bytes.
+  if (got == "a") {
+    ASSERT_EQ(epoll_wait(ep, &out, 1, 5000), 1) << "no wake-up for the next bytes";
+    ASSERT_EQ(sup_output_read(p.get(), SUP_STDOUT, &pos, buf, sizeof buf, &n), 0);
+    EXPECT_EQ(std::string(buf, n), "b") << "woken, and the read did not give what came";
+    got.append(buf, n);
+  }
+  EXPECT_EQ(got, "ab");
+  EXPECT_EQ(pos, 2u);
+  close(ep);
+  EXPECT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait(5000));
+}
