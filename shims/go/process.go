@@ -117,11 +117,11 @@ func cerr(op string, rc C.int) error {
 }
 
 // blocking bounds the OS threads held by the C calls that block: sup_spawn
-// (which waits while the library's one spawner thread clones and execs) and
-// sup_release (which waits for a running child's SIGKILL to take effect). A
-// goroutine in a blocking C call keeps its OS thread and the runtime starts
-// another for the other goroutines, so 200 concurrent Starts would hold 200
-// threads, kept idle afterwards; spawns queue on the single spawner anyway.
+// (which clones on the calling thread and waits for the child's exec, as long
+// as a slow exec takes) and sup_release (which waits for a running child's
+// SIGKILL to take effect). A goroutine in a blocking C call keeps its OS
+// thread and the runtime starts another for the other goroutines, so 200
+// concurrent Starts would hold 200 threads, kept idle afterwards.
 // Goroutines beyond the bound wait on this channel, parked, not on threads.
 var blocking = make(chan struct{}, 4)
 

@@ -367,8 +367,8 @@ argv), about fifteen ctypes calls of about 1 µs each (spawn, pid, a `dup` of
 `sup_fd` and `poll(2)` on it, then the typed result: outcome, exit code,
 forced kill, both outputs, omitted bytes, duration; the result JSON is read
 once, when the handle is closed), and a frozen `Result` (about 13 µs in all
-for the result). Besides, a sup spawn goes through the library's spawner thread
-and the exit through its event loop, two thread hand-offs that the baseline
+for the result). Besides, a sup spawn hands the child to the library's event
+loop and the exit comes back through it, thread hand-offs that the baseline
 does not make (`subprocess` forks with vfork and waits with `waitpid` in the
 calling thread); on contended CPUs each hand-off waits for the scheduler.
 

@@ -580,9 +580,9 @@ impl Command {
     /// [`Error::part`](crate::Error::part) and
     /// [`Error::kind`](crate::Error::kind).
     ///
-    /// The call returns once the child has exec'd (or failed to): the
-    /// library's spawner thread clones it, and the caller waits for the
-    /// exec, normally well under a millisecond, but as long as a slow exec
+    /// The call returns once the child has exec'd (or failed to): it is
+    /// cloned on the calling thread, which waits for the exec, normally
+    /// well under a millisecond, but as long as a slow exec
     /// takes (a program on a network file system). Async code that cannot
     /// afford that uses `spawn_async` (feature `tokio`).
     ///
