@@ -165,12 +165,9 @@ local function stream_sup_luv()
   return total
 end
 
-local function stream_luv()
+-- Reads the luv stream `out` to its end in luv's loop: the bytes counted.
+local function read_to_end(out)
   local total = 0
-  local out = uv.new_pipe(false)
-  local handle
-  handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, out, nil } },
-    function() handle:close() end)
   out:read_start(function(err, data)
     assert(not err, err)
     if data then
@@ -183,10 +180,17 @@ local function stream_luv()
   return total
 end
 
+local function stream_luv()
+  local out = uv.new_pipe(false)
+  local handle
+  handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, out, nil } },
+    function() handle:close() end)
+  return read_to_end(out)
+end
+
 -- luv's stdio pipe is a socketpair (libuv's UV_CREATE_PIPE), whose buffer
 -- is larger than a pipe's 64 KiB; this reads a pipe(2), as sup does.
 local function stream_luv_pipe2()
-  local total = 0
   local fds = uv.pipe({ nonblock = true }, { nonblock = false })
   local out = uv.new_pipe(false)
   out:open(fds.read)
@@ -194,16 +198,7 @@ local function stream_luv_pipe2()
   handle = uv.spawn(WRITER[1], { args = { table.unpack(WRITER, 2) }, stdio = { nil, fds.write, nil } },
     function() handle:close() end)
   uv.fs_close(fds.write)
-  out:read_start(function(err, data)
-    assert(not err, err)
-    if data then
-      total = total + #data
-    else
-      out:close()
-    end
-  end)
-  uv.run()
-  return total
+  return read_to_end(out)
 end
 
 local function stream_popen()
