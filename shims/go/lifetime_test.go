@@ -182,7 +182,11 @@ func TestConcurrentStartsBoundThreads(t *testing.T) {
 	if failed != 0 {
 		t.Fatalf("%d runs failed", failed)
 	}
-	if peak-before > 16 || after-before > 16 {
+	// Unbounded, each Run would hold a thread of its own (about 200, as
+	// os/exec does); bounded, 4 C calls at a time plus what the runtime and
+	// the race detector start under load (up to 28 seen on a loaded 2-CPU
+	// machine).
+	if peak-before > 48 || after-before > 48 {
 		t.Fatalf("200 concurrent Runs added %d OS threads (peak %d, %d before)", max(peak, after)-before, peak, before)
 	}
 }
