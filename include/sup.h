@@ -47,8 +47,10 @@
  *     the child's life is beyond the sentinel's reach), and one more just
  *     before the child is reaped; cgroup mode sends none. It needs nothing of the library, so
  *     it outlives dlclose; unloading the library ends every child first
- *     and sends the goodbye. Where the program cannot be found, only the
- *     main processes die with the host (PR_SET_PDEATHSIG).
+ *     and sends the goodbye. A sentinel killed while the host lives is
+ *     started again and told every group and cgroup still listed. Where
+ *     the program cannot be found, only the main processes die with the
+ *     host (PR_SET_PDEATHSIG).
  *   - fork(2): the library's threads do not exist in a forked child. There,
  *     handles inherited from the parent are inert: every call on them
  *     returns SUP_ECHILD (NULL for pointer results) and sup_release frees

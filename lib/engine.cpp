@@ -216,7 +216,7 @@ Engine::~Engine() {
 void Engine::forget_after_fork() noexcept {
   // The threads, the loop's state and every process belong to the parent.
   // What is ours to close are the descriptors; the rest is left as it is.
-  for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_, &caller_timer_watch_}) h->forget();
+  for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_, &caller_timer_watch_, &sentinel_watch_}) h->forget();
   loop_thread_.detach();
   spawner_thread_.detach();
   wake_fd_.reset();
@@ -254,7 +254,41 @@ void Engine::run_pending() {
     std::lock_guard<std::mutex> lock(mu_);
     stop = stopping_;
   }
-  if (stop) shut_down();
+  if (stop) {
+    shut_down();
+    return;
+  }
+  if (!sentinel_watched_ && sentinel_.running()) watch_sentinel();
+}
+
+void Engine::watch_sentinel() {
+  sentinel_watched_ = true;
+  int code = uv_poll_init(&loop_, sentinel_watch_.create(), sentinel_.fd());
+  if (code != 0) {
+    sentinel_watch_.discard();
+    return;  // unwatched: a sentinel that dies is not replaced
+  }
+  // It never writes: readable is its end closing.
+  code = uv_poll_start(sentinel_watch_.get(), UV_READABLE | UV_DISCONNECT,
+                       [](uv_poll_t* h, int, int) { static_cast<Engine*>(h->loop->data)->on_sentinel_gone(); });
+  if (code != 0) sentinel_watch_.close();
+}
+
+void Engine::on_sentinel_gone() {
+  // Unwatched before the descriptor's number gets the new socket.
+  sentinel_watch_.close();
+  bool restarted = false;
+  try {
+    std::unique_ptr<ChildStack> stack = take_stack();
+    // The loop waits for the new sentinel's exec, a millisecond or so; a
+    // caller's clone would wait as long for a spawner thread.
+    restarted = sentinel_.restart(*stack, dev_null());
+    give_back_stack(std::move(stack));
+  } catch (const std::bad_alloc&) {
+  }
+  // Without a sentinel the spawner thread clones, and PR_SET_PDEATHSIG
+  // ties each main process to the host.
+  if (restarted) watch_sentinel();
 }
 
 void Engine::enqueue(Process& proc) noexcept {
@@ -397,6 +431,7 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   // host's directory, which the sentinel has already).
   plan.die_with_host = false;
   plan.sentinel_fd = proc.in_cgroup() ? -1 : sentinel_.fd();
+  const unsigned sentinel_seen = sentinel_.generation();
   std::unique_ptr<ChildStack> stack;
   try {
     stack = take_stack();
@@ -416,6 +451,7 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   }
   give_back_stack(std::move(stack));
   pthread_setcancelstate(cancel_state, nullptr);
+  if (plan.sentinel_fd >= 0) sentinel_.note_group(child.pid, sentinel_seen);
   adopt(proc, child, fds);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -496,6 +532,7 @@ void Engine::run_spawner() {
   try {
     stack.emplace();
     sentinel_.start(*stack, dev_null());
+    if (sentinel_.running()) wake();  // for the loop to watch it
   } catch (const std::bad_alloc&) {
     // No stack: the first spawn tries again and reports it.
   }
@@ -661,6 +698,7 @@ void Engine::shut_down() {
   wake_watch_.close();
   timer_watch_.close();
   caller_timer_watch_.close();
+  sentinel_watch_.close();
 }
 
 }  // namespace sup

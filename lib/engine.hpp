@@ -1,8 +1,9 @@
 // The library's two threads. The loop thread runs one libuv loop that
 // watches every pidfd, pipe and deadline and runs whether or not the host
-// calls in; the spawner thread clones every child, so that a child whose exec
-// or chdir is slow (a FUSE cwd, an automount) stalls no other child's
-// supervision. API threads reach the loop through one eventfd, or, for a
+// calls in; the spawner thread starts the sentinel, and clones children
+// only until it runs (elsewhere callers clone their own), so that a child
+// whose exec or chdir is slow (a FUSE cwd, an automount) stalls no other
+// child's supervision. API threads reach the loop through one eventfd, or, for a
 // request that can wait (an interrupt the caller sent itself), through a
 // timerfd they arm for when it must be handled.
 #pragma once
@@ -132,6 +133,10 @@ class Engine {
   void run_starts();
   void run_disposals();
   void shut_down();
+  // Loop thread: watches the engine's end of the sentinel's socket for the
+  // hang-up of a sentinel that died; on it, starts another (Sentinel::restart).
+  void watch_sentinel();
+  void on_sentinel_gone();
   // In a forked child: closes what the engine holds, frees nothing libuv owns.
   void forget_after_fork() noexcept;
 
@@ -147,6 +152,8 @@ class Engine {
   UniqueFd caller_timer_fd_;
   UvHandle<uv_poll_t> caller_timer_watch_;
   std::atomic<Nanos> caller_timer_at_;
+  UvHandle<uv_poll_t> sentinel_watch_;
+  bool sentinel_watched_ = false;  // loop thread: watched, or given up on
   std::thread loop_thread_;
   std::thread spawner_thread_;
   std::vector<char> read_buffer_;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -384,6 +385,14 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   Launched out{pid, started_at, UniqueFd(pidfd)};
   if (args.failed_step == FailedStep::none) return out;
 
+  if (plan.sentinel_fd >= 0) {
+    // Its "+PGID" may have gone out before the step that failed; the group
+    // ends with this reap, and its id may be another's after.
+    char record[24];
+    int n = snprintf(record, sizeof record, "-%d", static_cast<int>(pid));
+    while (send(plan.sentinel_fd, record, static_cast<size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+  }
   siginfo_t info{};
   syscall(SYS_waitid, P_PIDFD, pidfd, &info, WEXITED | __WALL, nullptr);
   int err = args.failed_errno;

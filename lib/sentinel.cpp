@@ -31,26 +31,32 @@ std::atomic<int> g_ours{-1};
 
 bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
+
+// A close-on-exec pair above stdio, the engine's end with room for records
+// while the sentinel is between its reads (it reads in batches): as much as
+// net.core.wmem_max allows. False, with nothing open, if it cannot.
+bool make_pair(UniqueFd& ours, UniqueFd& theirs) noexcept {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return false;
+  try {
+    ours = above_stdio(UniqueFd(fds[0]));
+    theirs = above_stdio(UniqueFd(fds[1]));
+  } catch (...) {
+    ours.reset();
+    theirs.reset();
+    if (fds[0] > 2) close(fds[0]);
+    if (fds[1] > 2) close(fds[1]);
+    return false;
+  }
+  int room = 4 << 20;
+  setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
+  return true;
+}
+
 }  // namespace
 
 Sentinel::Sentinel() noexcept {
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return;
-  try {
-    ours_ = above_stdio(UniqueFd(fds[0]));
-    theirs_ = above_stdio(UniqueFd(fds[1]));
-  } catch (...) {
-    ours_.reset();
-    theirs_.reset();
-    if (fds[0] > 2) close(fds[0]);
-    if (fds[1] > 2) close(fds[1]);
-    return;
-  }
-  // Room for records while the sentinel is between its reads (it reads in
-  // batches): as much as net.core.wmem_max allows.
-  int room = 4 << 20;
-  setsockopt(ours_.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
-  g_ours.store(ours_.get(), std::memory_order_release);
+  if (make_pair(ours_, theirs_)) g_ours.store(ours_.get(), std::memory_order_release);
 }
 
 Sentinel::~Sentinel() {
@@ -93,35 +99,63 @@ std::string Sentinel::program_path() {
   return executable(installed) ? installed : std::string();
 }
 
-void Sentinel::start(ChildStack& stack, int dev_null) noexcept {
-  if (!theirs_.valid()) return;
+bool Sentinel::launch_program(ChildStack& stack, int dev_null, int theirs) noexcept {
   try {
     LaunchPlan plan;
     plan.exec_path = program_path();
-    if (plan.exec_path.empty()) {
-      theirs_.reset();
-      return;
-    }
+    if (plan.exec_path.empty()) return false;
     plan.argv0 = plan.exec_path;
     plan.argv_storage = {kProgram, std::to_string(getpid())};
     for (auto& arg : plan.argv_storage) plan.argv.push_back(arg.data());
     plan.argv.push_back(nullptr);
-    // Not tied to the spawner thread's life: a host that dies while the
+    // Not tied to the cloning thread's life: a host that dies while the
     // sentinel starts must still find it running.
     plan.die_with_host = false;
-    ChildStdio stdio{{theirs_.get(), dev_null, dev_null}};
+    ChildStdio stdio{{theirs, dev_null, dev_null}};
     Launched first_half = launch(plan, stdio, stack);
     // It forks and exits at once; the second half is nobody's child here.
     siginfo_t info{};
     while (syscall(SYS_waitid, P_PIDFD, first_half.pidfd.get(), &info, WEXITED | __WALL, nullptr) < 0 &&
            errno == EINTR) {
     }
-    running_.store(info.si_code == CLD_EXITED && info.si_status == 0, std::memory_order_release);
+    return info.si_code == CLD_EXITED && info.si_status == 0;
   } catch (...) {
-    running_.store(false, std::memory_order_release);
+    return false;
   }
+}
+
+void Sentinel::start(ChildStack& stack, int dev_null) noexcept {
+  if (!theirs_.valid()) return;
+  running_.store(launch_program(stack, dev_null, theirs_.get()), std::memory_order_release);
   // The sentinel holds its end; ours would keep it from ever seeing EOF.
   theirs_.reset();
+}
+
+bool Sentinel::restart(ChildStack& stack, int dev_null) noexcept {
+  // From here on, spawns go to the spawner thread, whose clones
+  // PR_SET_PDEATHSIG ties to the host.
+  running_.store(false, std::memory_order_release);
+  if (!ours_.valid()) return false;
+  UniqueFd ours, theirs;
+  if (!make_pair(ours, theirs)) return false;
+  if (!launch_program(stack, dev_null, theirs.get())) return false;
+  theirs.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The number stays; the old socket, dead, goes with it.
+    if (dup3(ours.get(), ours_.get(), O_CLOEXEC) < 0) return false;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    for (pid_t pgid : groups_) send_group('=', pgid);
+    for (const std::string& dir : dirs_) {
+      try {
+        std::string record = "c" + dir;
+        send(record.data(), record.size());
+      } catch (...) {
+      }
+    }
+  }
+  running_.store(true, std::memory_order_release);
+  return true;
 }
 
 void Sentinel::send(const char* record, size_t len) noexcept {
@@ -132,22 +166,42 @@ void Sentinel::send(const char* record, size_t len) noexcept {
   errno = saved;
 }
 
-void Sentinel::watch_group(pid_t pgid) noexcept {
+void Sentinel::send_group(char tag, pid_t pgid) noexcept {
   char record[24];
-  int n = snprintf(record, sizeof record, "+%d", static_cast<int>(pgid));
+  int n = snprintf(record, sizeof record, "%c%d", tag, static_cast<int>(pgid));
   send(record, static_cast<size_t>(n));
+}
+
+void Sentinel::watch_group(pid_t pgid) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    groups_.insert(pgid);
+  } catch (...) {
+  }
+  send_group('+', pgid);
+}
+
+void Sentinel::note_group(pid_t pgid, unsigned seen) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    groups_.insert(pgid);
+  } catch (...) {
+  }
+  if (generation_.load(std::memory_order_relaxed) != seen) send_group('=', pgid);
 }
 
 void Sentinel::forget_group(pid_t pgid) noexcept {
-  char record[24];
-  int n = snprintf(record, sizeof record, "-%d", static_cast<int>(pgid));
-  send(record, static_cast<size_t>(n));
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_.erase(pgid);
+  send_group('-', pgid);
 }
 
 void Sentinel::watch_dir(const std::string& path) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
   try {
     std::string record = "c" + path;
     send(record.data(), record.size());
+    dirs_.push_back(path);
   } catch (...) {
   }
 }

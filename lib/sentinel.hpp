@@ -14,19 +14,32 @@
 // The sentinel reads records in batches (a record wakes nobody; the
 // host's end closing does), so registering costs a spawn one send.
 // Each message is one record: "+PGID" a group-mode child's process group
-// (sent on the spawner thread right after the clone), "-PGID" that group
+// (sent by the child itself before it execs, or by the spawner thread right
+// after the clone), "=PGID" the same unless listed already (the engine's
+// own list, sent again to a restarted sentinel), "-PGID" that group
 // ended (sent just before its leader is reaped, while the zombie still pins
 // the id), "cPATH" a host cgroup directory sup made, "q" the engine ended
 // cleanly (then the engine shuts its end down and waits, at most 100 ms,
 // for the sentinel to close its own). At end of file without "q" the sentinel writes cgroup.kill of
 // every directory, sends SIGKILL to every group still listed, waits for the
 // directories to empty, removes them depth first, and exits.
+//
+// A sentinel that dies while the host lives (killed by hand, by the OOM
+// killer) is started again: the loop watches the engine's end for the
+// hang-up, and restart() hands the new sentinel every group and directory
+// still listed here. The engine's end keeps its descriptor number (dup3), so
+// a child cloned meanwhile sends its record to the old socket or the new,
+// never to another file; a record lost to the old one is sent again
+// (note_group).
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "unique_fd.hpp"
 
@@ -48,6 +61,15 @@ class Sentinel {
   // half has exited. On failure (no program found, out of processes) the
   // engine goes on without it.
   void start(ChildStack& stack, int dev_null) noexcept;
+  // Loop thread, once the engine's end has hung up (the sentinel died):
+  // starts a new one on a new socket, moves that socket to the engine's
+  // descriptor number and sends it every group and directory listed. False
+  // if it could not; running() is false from the call on, and true again
+  // once the new one holds its end.
+  bool restart(ChildStack& stack, int dev_null) noexcept;
+  // Bumped by each restart. A caller reads it before a clone whose child
+  // registers its own group, and hands it to note_group after.
+  unsigned generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   // Any thread: the sentinel has started and holds its end.
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
   // The engine's end, for a child to register its own group before it
@@ -63,6 +85,10 @@ class Sentinel {
   // Any thread. One send each, never blocking: a sentinel that does not
   // read (stopped) costs a record, never the host's progress.
   void watch_group(pid_t pgid) noexcept;
+  // A child that sent its own "+PGID" (launch.cpp) has exec'd: lists the
+  // group, and sends it again ("=") if a restart since `seen` (generation())
+  // may have lost the child's record with the old socket.
+  void note_group(pid_t pgid, unsigned seen) noexcept;
   void forget_group(pid_t pgid) noexcept;
   void watch_dir(const std::string& path) noexcept;
 
@@ -71,10 +97,21 @@ class Sentinel {
   static std::string program_path();
 
  private:
+  // Runs sup-sentinel with `theirs` as its end; true once its first half
+  // has exited cleanly.
+  bool launch_program(ChildStack& stack, int dev_null, int theirs) noexcept;
+  // Under mu_ (or before any other thread can send).
   void send(const char* record, size_t len) noexcept;
-  UniqueFd ours_;
+  void send_group(char tag, pid_t pgid) noexcept;
+  UniqueFd ours_;    // its number never changes while the engine lives
   UniqueFd theirs_;  // until start() has handed it over
   std::atomic<bool> running_{false};
+  std::atomic<unsigned> generation_{0};
+  // What a restarted sentinel is told. Allocation failures lose an entry,
+  // never a send.
+  std::mutex mu_;
+  std::unordered_set<pid_t> groups_;
+  std::vector<std::string> dirs_;
 };
 
 }  // namespace sup

@@ -62,6 +62,14 @@ static void add_group(pid_t pgid)
   groups[ngroups++] = pgid;
 }
 
+static int listed(pid_t pgid)
+{
+  for (size_t i = 0; i < ngroups; i++)
+    if (groups[i] == pgid)
+      return 1;
+  return 0;
+}
+
 static void remove_group(pid_t pgid)
 {
   for (size_t i = ngroups; i-- > 0;) {
@@ -207,6 +215,11 @@ int main(int argc, char **argv)
       switch (record[0]) {
       case '+':
         add_group((pid_t)atoi(record + 1));
+        break;
+      case '=': /* sent again: a restarted sentinel's list, or a record
+                 * that may have gone to the one before */
+        if (!listed((pid_t)atoi(record + 1)))
+          add_group((pid_t)atoi(record + 1));
         break;
       case '-':
         remove_group((pid_t)atoi(record + 1));

@@ -75,22 +75,31 @@ pid_t sentinel_of(pid_t host) {
 using suptest::cgroup_unavailable;
 
 // Starts a host supervising `count` trees; fills trees once all run.
+// Reads the `count` trees the host wrote to path (whole, by rename) once
+// it has, and checks each runs.
+void read_trees(const std::string& path, int count, std::vector<Tree>& trees) {
+  EXPECT_TRUE(suptest::eventually([&] { return !suptest::read_file(path).empty(); }, 30000));
+  std::istringstream in(suptest::read_file(path));
+  Tree t;
+  size_t before = trees.size();
+  while (in >> t.shell >> t.group_sleep >> t.setsid_sleep) trees.push_back(t);
+  EXPECT_EQ(trees.size() - before, static_cast<size_t>(count));
+  for (size_t i = before; i < trees.size(); ++i) {
+    EXPECT_TRUE(suptest::running(trees[i].shell));
+    EXPECT_TRUE(suptest::running(trees[i].group_sleep));
+    EXPECT_TRUE(suptest::running(trees[i].setsid_sleep));
+  }
+}
+
+// Starts a host supervising `count` trees; fills trees once all run. With
+// `then` ("exec", "again"), the host does that once dir's "pids.go" exists.
 pid_t host_with_trees(const suptest::TempDir& dir, const char* contain, int count, std::vector<Tree>& trees,
-                      bool exec_after = false) {
+                      const char* then = nullptr) {
   std::string pid_file = dir.file("pids");
   std::vector<std::string> args = {pid_file, contain, std::to_string(count)};
-  if (exec_after) args.push_back("exec");
+  if (then != nullptr) args.push_back(then);
   pid_t host = start_host(args);
-  EXPECT_TRUE(suptest::eventually([&] { return !suptest::read_file(pid_file).empty(); }, 30000));
-  std::istringstream in(suptest::read_file(pid_file));
-  Tree t;
-  while (in >> t.shell >> t.group_sleep >> t.setsid_sleep) trees.push_back(t);
-  EXPECT_EQ(trees.size(), static_cast<size_t>(count));
-  for (const Tree& tree : trees) {
-    EXPECT_TRUE(suptest::running(tree.shell));
-    EXPECT_TRUE(suptest::running(tree.group_sleep));
-    EXPECT_TRUE(suptest::running(tree.setsid_sleep));
-  }
+  read_trees(pid_file, count, trees);
   return host;
 }
 
@@ -168,7 +177,7 @@ TEST(HostDeath, ExecEndsEveryContainedTree) {
   if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
   suptest::TempDir dir;
   std::vector<Tree> trees;
-  pid_t host = host_with_trees(dir, "cgroup", 3, trees, /*exec_after=*/true);
+  pid_t host = host_with_trees(dir, "cgroup", 3, trees, "exec");
   ASSERT_EQ(trees.size(), 3u);
   std::vector<pid_t> all;
   for (const Tree& t : trees) all.insert(all.end(), {t.shell, t.group_sleep, t.setsid_sleep});
@@ -177,6 +186,48 @@ TEST(HostDeath, ExecEndsEveryContainedTree) {
   expect_ended_within_1s(all, t0);
   EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000));
   kill_host(host);
+}
+
+// A sentinel killed while its host lives is replaced at once: the trees
+// started before its death and after it still end with the host.
+void replaced_sentinel_ends_every_tree(const char* contain) {
+  suptest::TempDir dir;
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, contain, 5, trees, "again");
+  ASSERT_EQ(trees.size(), 5u);
+  pid_t first = sentinel_of(host);
+  ASSERT_NE(first, 0);
+  kill(first, SIGKILL);
+  pid_t second = 0;
+  EXPECT_TRUE(suptest::eventually([&] {
+    second = sentinel_of(host);
+    return second != 0 && second != first;
+  }, 5000)) << "no new sentinel";
+  // Its death ended nothing of the host's.
+  for (const Tree& t : trees) EXPECT_TRUE(suptest::running(t.group_sleep));
+  std::ofstream(dir.file("pids.go")).put('\n');
+  read_trees(dir.file("pids.more"), 5, trees);
+  ASSERT_EQ(trees.size(), 10u);
+  const bool cgroup = std::string(contain) == "cgroup";
+  std::vector<pid_t> ending;
+  for (const Tree& t : trees) {
+    ending.insert(ending.end(), {t.shell, t.group_sleep});
+    if (cgroup) ending.push_back(t.setsid_sleep);
+  }
+  const double t0 = suptest::now_ms();
+  kill_host(host);
+  expect_ended_within_1s(ending, t0);
+  for (const Tree& t : trees) kill(t.setsid_sleep, SIGKILL);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000))
+      << "sentinel " << sentinel_of(host) << ", " << host_dirs(host).size() << " directories";
+}
+
+TEST(HostDeath, AKilledSentinelIsReplacedForEveryGroup) { replaced_sentinel_ends_every_tree("group"); }
+
+TEST(HostDeath, AKilledSentinelIsReplacedForEveryCgroup) {
+  std::string why = cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
+  replaced_sentinel_ends_every_tree("cgroup");
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
  *       `sleep` in its group and a setsid'd `sleep` outside it, writes one
  *       line "SHELL GROUP_SLEEP SETSID_SLEEP" per tree to PIDFILE (whole,
  *       by rename), then waits to be killed; with "exec" it waits for
- *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host. */
+ *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host;
+ *       with "again" it waits for PIDFILE.go, supervises N more trees and
+ *       writes their lines to PIDFILE.more (whole, by rename). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,24 +51,15 @@ static int read_line(sup_proc *p, char *line, size_t cap)
   return 0;
 }
 
-int main(int argc, char **argv)
+/* Supervises `trees` trees of spec, writing their lines to path (whole, by
+ * rename); procs gets the handles. */
+static int spawn_trees(const char *spec, int trees, sup_proc **procs, const char *path)
 {
-  if (argc == 2)
-    return one_sleep(argv[1]);
-  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "exec") == 0))
-    return 2;
-  int trees = atoi(argv[3]);
-  char spec[512];
-  snprintf(spec, sizeof spec,
-           "{\"argv\": [\"sh\", \"-c\", \"sleep 30 & a=$!; setsid sleep 30 & b=$!; echo $$ $a $b; wait\"], "
-           "\"contain\": \"%s\"}",
-           argv[2]);
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
   if (f == NULL)
     return 1;
-  sup_proc **procs = calloc((size_t)trees, sizeof *procs);
   for (int i = 0; i < trees; i++) {
     char err[SUP_ERRBUF_SIZE];
     if (sup_spawn_ex(spec, &procs[i], err, sizeof err) != 0) {
@@ -78,16 +71,48 @@ int main(int argc, char **argv)
       return 1;
     fputs(line, f);
   }
-  if (fclose(f) != 0 || rename(tmp, argv[1]) != 0)
+  if (fclose(f) != 0 || rename(tmp, path) != 0)
     return 1;
-  if (argc == 5) {
+  return 0;
+}
+
+/* Until PIDFILE.go exists. */
+static void wait_for_go(const char *pid_file)
+{
+  char go[4096];
+  snprintf(go, sizeof go, "%s.go", pid_file);
+  while (access(go, F_OK) != 0)
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 2)
+    return one_sleep(argv[1]);
+  const char *then = argc == 5 ? argv[4] : "";
+  if (argc != 4 && !(argc == 5 && (strcmp(then, "exec") == 0 || strcmp(then, "again") == 0)))
+    return 2;
+  int trees = atoi(argv[3]);
+  char spec[512];
+  snprintf(spec, sizeof spec,
+           "{\"argv\": [\"sh\", \"-c\", \"sleep 30 & a=$!; setsid sleep 30 & b=$!; echo $$ $a $b; wait\"], "
+           "\"contain\": \"%s\"}",
+           argv[2]);
+  sup_proc **procs = calloc(2 * (size_t)trees, sizeof *procs);
+  if (procs == NULL || spawn_trees(spec, trees, procs, argv[1]) != 0)
+    return 1;
+  if (strcmp(then, "exec") == 0) {
     /* Once the test has seen every tree running: PIDFILE.go appears. */
-    char go[4096];
-    snprintf(go, sizeof go, "%s.go", argv[1]);
-    while (access(go, F_OK) != 0)
-      nanosleep(&(struct timespec){0, 1000000}, NULL);
+    wait_for_go(argv[1]);
     execl("/bin/sleep", "sleep", "30", (char *)NULL);
     return 1;
+  }
+  if (strcmp(then, "again") == 0) {
+    wait_for_go(argv[1]);
+    char more[4096];
+    snprintf(more, sizeof more, "%s.more", argv[1]);
+    if (spawn_trees(spec, trees, procs + trees, more) != 0)
+      return 1;
   }
   sup_poll(procs[0], -1);
   return 0;
