@@ -15,7 +15,13 @@
  *   the sentinel could not start, the spawner clones every child, one at a
  *   time, with PR_SET_PDEATHSIG tied to its own life: a slow exec then holds
  *   up later spawns, never the supervision of running children. The calls
- *   below only hand requests to the threads or wait for them.
+ *   below only hand requests to the threads or wait for them. A caller
+ *   waiting in sup_poll watches, reads and finishes the child itself, so
+ *   the loop takes a new child on up to 5 ms later (a short child is then
+ *   done before the loop wakes at all), or at once where it has work from
+ *   the start (stdin to feed, a pty, a tee, backpressure, a deadline less
+ *   than 7 ms away) or the caller waits any other way (sup_fd, the
+ *   sup_output_* calls, sup_result, a sup_poll that does not block).
  *
  *   - sup_interrupt, sup_abort and sup_signal may be called from any thread
  *     at any time,
@@ -27,7 +33,8 @@
  *     any call on the same handle: calls that wait (sup_poll,
  *     sup_output_wait, sup_input_wait) return SUP_ECANCELED promptly (never
  *     1, although release's own kill makes the result final), and the
- *     memory is freed when the last call has returned. No call may *begin*
+ *     memory is freed after the last call has returned (by the loop, when
+ *     it next wakes: within 5 ms). No call may *begin*
  *     on a handle after sup_release has begun (as with free(3)).
  *   - The library installs no signal handler and changes no process-wide
  *     signal disposition. Its threads block every signal.

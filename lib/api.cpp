@@ -283,7 +283,11 @@ SUP_API int sup_abort(sup_proc* p) {
 
 SUP_API const char* sup_result(sup_proc* p) {
   Call proc(p);
-  if (!proc || !proc->is_final()) return nullptr;
+  if (!proc) return nullptr;
+  if (!proc->is_final()) {
+    proc->need_loop();  // a caller that only looks leaves the child to the loop
+    return nullptr;
+  }
   try {
     return proc->result_json().c_str();
   } catch (...) {
@@ -308,7 +312,9 @@ SUP_API void sup_release(sup_proc* p) {
 
 SUP_API int sup_fd(sup_proc* p) {
   Call proc(p);
-  return proc ? proc->event_fd() : proc.rc();
+  if (!proc) return proc.rc();
+  proc->need_loop();  // its waiter is woken by the loop's result
+  return proc->event_fd();
 }
 
 SUP_API int sup_pid(sup_proc* p) {
@@ -321,6 +327,7 @@ SUP_API int sup_output_read(sup_proc* p, int stream, uint64_t* pos, void* buf, s
   if (!proc) return proc.rc();
   if (!valid_stream(stream) || pos == nullptr || nread == nullptr || (buf == nullptr && cap > 0)) return SUP_EINVAL;
   *nread = 0;
+  proc->need_loop();  // the loop fills the capture
   int64_t n = proc->read_output(stream, pos, static_cast<char*>(buf), cap);
   if (n < 0) return static_cast<int>(n);
   *nread = static_cast<size_t>(n);
@@ -331,6 +338,7 @@ SUP_API int sup_output_wait(sup_proc* p, uint64_t stdout_pos, uint64_t stderr_po
   Call proc(p);
   if (!proc) return proc.rc();
   if (timeout_ms < -1) return SUP_EINVAL;
+  proc->need_loop();
   try {
     return proc->wait_output(stdout_pos, stderr_pos, timeout_ms);
   } catch (...) {
@@ -342,6 +350,7 @@ SUP_API int64_t sup_output_total(sup_proc* p, int stream) {
   Call proc(p);
   if (!proc) return proc.rc();
   if (!valid_stream(stream)) return SUP_EINVAL;
+  proc->need_loop();
   return static_cast<int64_t>(proc->output_total(stream));
 }
 
@@ -349,6 +358,7 @@ SUP_API int sup_output_fd(sup_proc* p, int stream) {
   Call proc(p);
   if (!proc) return proc.rc();
   if (!valid_stream(stream)) return SUP_EINVAL;
+  proc->need_loop();
   return proc->output_fd(stream);
 }
 

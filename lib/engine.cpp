@@ -240,6 +240,9 @@ void Engine::wake() noexcept {
 void Engine::on_wake() {
   uint64_t count;
   (void)!read(wake_fd_.get(), &count, sizeof count);
+  // Awake anyway: what callers left for later is done now, and the timer
+  // that would have woken the loop for it is not needed.
+  stand_down_caller_timer();
   run_pending();
 }
 
@@ -308,14 +311,21 @@ void Engine::wake_for_by(Process& proc, Nanos when) noexcept {
   // Queued first: a loop that resets the caller timer (on_caller_timer)
   // after a caller looked at it drains the queue after that.
   enqueue(proc);
-  Nanos armed = caller_timer_at_.load(std::memory_order_acquire);
+  wake_by(when);
+}
+
+void Engine::wake_by(Nanos when) noexcept {
+  // Whatever the caller queued is seen by a loop that reset the timer after
+  // this looked at it (stand_down_caller_timer, on_caller_timer).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  Nanos armed = caller_timer_at_.load(std::memory_order_seq_cst);
   do {
     if (when >= armed) return;  // an earlier wake-up is armed already
-  } while (!caller_timer_at_.compare_exchange_weak(armed, when, std::memory_order_acq_rel));
+  } while (!caller_timer_at_.compare_exchange_weak(armed, when, std::memory_order_seq_cst));
   // Callers racing may arm in any order: whoever armed a later time than
   // the earliest recorded arms again, so the earliest is armed last.
   raise_timer(caller_timer_fd_.get(), when);
-  for (Nanos earliest; (earliest = caller_timer_at_.load(std::memory_order_acquire)) < when;) {
+  for (Nanos earliest; (earliest = caller_timer_at_.load(std::memory_order_seq_cst)) < when;) {
     when = earliest;
     raise_timer(caller_timer_fd_.get(), when);
   }
@@ -325,10 +335,22 @@ void Engine::on_caller_timer() {
   uint64_t expirations;
   (void)!read(caller_timer_fd_.get(), &expirations, sizeof expirations);
   // Reset before draining: a caller that saw the old time and armed
-  // nothing queued its process before, so the drain below has it; one that
+  // nothing queued its work before, so the drain below has it; one that
   // sees the reset arms the timer anew.
-  caller_timer_at_.store(kNoCallerTimer, std::memory_order_release);
+  caller_timer_at_.store(kNoCallerTimer, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   run_pending();
+}
+
+void Engine::stand_down_caller_timer() noexcept {
+  if (caller_timer_at_.load(std::memory_order_seq_cst) == kNoCallerTimer) return;
+  // Disarmed before the reset: a caller arming in between finds the reset
+  // and arms again (a spurious wake-up at worst); one that armed before
+  // queued its work before, and the drain that follows has it.
+  itimerspec off{};
+  timerfd_settime(caller_timer_fd_.get(), TFD_TIMER_ABSTIME, &off, nullptr);
+  caller_timer_at_.store(kNoCallerTimer, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void Engine::drain_requests() {
@@ -453,12 +475,34 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   pthread_setcancelstate(cancel_state, nullptr);
   if (plan.sentinel_fd >= 0) sentinel_.note_group(child.pid, sentinel_seen);
   adopt(proc, child, fds);
+  const Nanos start_by = start_time(proc);
   {
     std::lock_guard<std::mutex> lock(mu_);
     proc.next_start = starts_;
     starts_ = &proc;
   }
-  wake();
+  wake_for_start(start_by);
+}
+
+Nanos Engine::start_time(Process& proc) noexcept {
+  const Nanos now = now_ns();
+  const Nanos by = proc.loop_needed_by(now);
+  if (by <= now) {
+    proc.loop_asked.store(true, std::memory_order_release);
+    return 0;
+  }
+  return by;
+}
+
+void Engine::wake_for_start(Nanos by) noexcept {
+  // A caller that waits in sup_poll finishes a short child itself: the
+  // loop, woken later, only reaps and closes (and for a caller spawning in
+  // a loop, wakes once for many children). Any other wait asks for the
+  // start at once (Process::need_loop).
+  if (by == 0)
+    wake();
+  else
+    wake_by(by);
 }
 
 void Engine::adopt(Process& proc, Launched& child, SpawnFds& fds) {
@@ -577,8 +621,10 @@ void Engine::run_spawner() {
     } catch (const std::bad_alloc&) {
       job->error = LaunchError{-ENOMEM, "out of memory"};
     }
-    lock.lock();
     bool launched = !job->error;
+    // Read before the caller has the process back (and may release it).
+    const Nanos start_by = launched ? start_time(*job->proc) : 0;
+    lock.lock();
     if (launched) {
       job->proc->next_start = starts_;
       starts_ = job->proc;
@@ -591,7 +637,7 @@ void Engine::run_spawner() {
     // The loop first. Measured, not derived: the other way round, sup_abort
     // to result ran at 1.16x raw (p50) instead of 1.09x, 6 alternating runs
     // each on a 2-core VM, through where the scheduler then puts the threads.
-    if (launched) wake();
+    if (launched) wake_for_start(start_by);
     spawn_done_.notify_all();
     lock.lock();
   }
@@ -624,6 +670,7 @@ void Engine::run_starts() {
   for (Process* p = oldest_first; p != nullptr;) {
     Process* next = p->next_start;  // start() may publish, and a release free p later
     p->next_start = nullptr;
+    p->started_by_loop = true;
     bool tracked = true;
     try {
       live_.insert(p);
@@ -641,7 +688,9 @@ void Engine::dispose(Process& proc) noexcept {
     proc.next_disposal = disposals_;
     disposals_ = &proc;
   }
-  wake();
+  // Nobody waits for the memory: freed when the loop next wakes, within
+  // kLazyWithin. A host that spawns in a loop so pays no wake-up for it.
+  wake_by(now_ns() + kLazyWithin);
 }
 
 void Engine::run_disposals() {
@@ -656,7 +705,9 @@ void Engine::run_disposals() {
     Process* p = batch;
     batch = p->next_disposal;
     // Still on the request list: free it after drain_requests has seen it.
-    if (p->queued.load()) {
+    // Finished by its caller and released before the loop started it (a
+    // start queued after this turn's run_starts): after that start.
+    if (p->queued.load() || !p->started_by_loop) {
       p->next_disposal = later;
       later = p;
       continue;

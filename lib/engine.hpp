@@ -76,7 +76,16 @@ class Engine {
   // Lock-free and async-signal-safe.
   void wake_for_by(Process& proc, Nanos when) noexcept;
 
-  // Hands a released process to the loop, which frees it. Allocates nothing.
+  // How late the loop may do what nobody waits for (freeing a released
+  // process, closing what a finished one holds): whenever it wakes anyway,
+  // at the latest this long after it was asked.
+  static constexpr Nanos kLazyWithin = 5'000'000;
+
+  // Wakes the loop now (Process::need_loop). Any thread.
+  void wake_loop() noexcept { wake(); }
+
+  // Hands a released process to the loop, which frees it within
+  // kLazyWithin. Allocates nothing.
   void dispose(Process& proc) noexcept;
 
   // Loop thread only: one timerfd carries the earliest deadline of every
@@ -115,12 +124,21 @@ class Engine {
   // The child is cloned: closes its ends here and tells the process. Not
   // under mu_; the caller then queues it for the loop's start.
   void adopt(Process& proc, Launched& child, SpawnFds& fds);
+  // Before proc is queued for the loop's start: when the loop must wake
+  // for it (0: now; Process::loop_needed_by). Then, once queued, wakes it so.
+  Nanos start_time(Process& proc) noexcept;
+  void wake_for_start(Nanos by) noexcept;
   // Stacks for clones on callers' threads, one per clone in progress.
   std::unique_ptr<ChildStack> take_stack();
   void give_back_stack(std::unique_ptr<ChildStack> stack) noexcept;
   // Spawner thread: records whether it is pinned to one CPU.
   void note_affinity() noexcept;
   void wake() noexcept;
+  // The loop wakes by `when` at the latest (the caller timer). Lock-free
+  // and async-signal-safe.
+  void wake_by(Nanos when) noexcept;
+  // Loop thread, woken anyway: disarms the caller timer before a drain.
+  void stand_down_caller_timer() noexcept;
   void enqueue(Process& proc) noexcept;
   void on_wake();
   // What API threads left for the loop: starts, requests, disposals, and
@@ -146,7 +164,8 @@ class Engine {
   UvHandle<uv_poll_t> wake_watch_;
   UniqueFd timer_fd_;
   UvHandle<uv_poll_t> timer_watch_;
-  // Armed by callers (wake_for_by), never by the loop: the earliest time a
+  // Armed by callers (wake_by), never by the loop, which disarms it when
+  // woken anyway (stand_down_caller_timer): the earliest time a
   // caller needs the loop awake by, in caller_timer_at_ (kNoCallerTimer
   // when none is armed).
   UniqueFd caller_timer_fd_;

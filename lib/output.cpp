@@ -62,6 +62,10 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
 void Process::start(uv_loop_t* loop, bool tracked) noexcept {
   std::lock_guard<std::mutex> work(work_mu_);
   loop_ = loop;
+  loop_asked.store(true, std::memory_order_release);
+  // Finished by its caller before the loop woke (loop_needed_by): what is
+  // left is to reap it and close what it held.
+  if (final_on_loop()) return;
   if (!tracked) {
     end_unwatched(/*drain=*/false);
     return;

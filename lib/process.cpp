@@ -110,6 +110,24 @@ Process::~Process() {
 
 bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
 
+Nanos Process::loop_needed_by(Nanos now) const noexcept {
+  // A deadline this near is the loop's to arm now: started later, it would
+  // stamp output it reads late and could find the first-output deadline
+  // past. Far off, the loop starts well before it.
+  constexpr Nanos kDeadlineMargin = 2'000'000;
+  if (stdin_fd_.valid() || tty_fd_.valid() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
+      requests_.load(std::memory_order_acquire) != 0)
+    return now;
+  const Nanos deadline = next_deadline();
+  if (deadline <= now + kLazyStart + kDeadlineMargin) return now;
+  return now + kLazyStart;
+}
+
+void Process::need_loop() noexcept {
+  if (loop_asked.load(std::memory_order_acquire) || loop_asked.exchange(true, std::memory_order_acq_rel)) return;
+  engine_.wake_loop();
+}
+
 bool Process::pin() noexcept {
   pins_.fetch_add(1);
   if (!released_.load()) return true;
@@ -133,6 +151,8 @@ int Process::wait_final(int timeout_ms) {
   // whose memory is about to go.
   if (released()) return SUP_ECANCELED;
   if (is_final()) return 1;
+  // A caller that only looks leaves the child to the loop.
+  if (timeout_ms == 0) need_loop();
   if (timeout_ms != 0) timeout_ms = wait_leader_exit(timeout_ms);
   std::unique_lock<std::mutex> lock(mu_);
   wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
@@ -153,6 +173,9 @@ int Process::wait_leader_exit(int timeout_ms) {
   const Nanos start = now_ns();
   exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
   const bool loop_finishes = drive_to_exit(timeout_ms, start);
+  // The loop's to finish, or to watch again after this caller's time ran
+  // out: it may not have started the process yet.
+  if (loop_finishes || !is_final()) need_loop();
   Nanos now = now_ns();
   // Exited, and the loop is at it: the result is microseconds away, unless
   // something the main process left holds the pipes; then, after
@@ -240,12 +263,19 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
   }
   if (wake_loop && Engine::alive()) {
     requests_.fetch_or(kWatch);
-    engine_.wake_for(*this);
+    // Finished here, the loop only closes what is left and reaps (unless
+    // sup_release reaps first): nobody waits for that.
+    if (finished)
+      engine_.wake_for_by(*this, now_ns() + Engine::kLazyWithin);
+    else
+      engine_.wake_for(*this);
   }
   return exited && !finished;
 }
 
 bool Process::wait_on_pidfd(int timeout_ms) {
+  // The loop reads the pipes meanwhile, and finishes the process.
+  need_loop();
   int fd;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -253,6 +253,20 @@ class Process {
                 UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   // The engine's list of launched processes for the loop to start.
   Process* next_start = nullptr;
+  // Before the process is queued for the loop: when the loop must have
+  // started it (Engine::spawn). Now where the loop has work from the
+  // start (stdin to feed, a terminal, a tee, backpressure, a request, a
+  // deadline within kLazyStart and a margin); else up to kLazyStart later,
+  // for a caller that waits in sup_poll reads, reaps and finishes the child
+  // itself, and a short child is then done before the loop wakes at all.
+  Nanos loop_needed_by(Nanos now) const noexcept;
+  static constexpr Nanos kLazyStart = 5'000'000;
+  // Any thread, once queued: the loop is to start the process now, for a
+  // caller that waits on it some other way (sup_fd, the output calls, a
+  // timed-out or non-blocking sup_poll). At most one wake-up per process.
+  void need_loop() noexcept;
+  // The loop has been woken for the start, or has started the process.
+  std::atomic<bool> loop_asked{false};
 
   // ---- Loop thread ----------------------------------------------------
   // Watches the pidfd and pipes, feeds stdin, arms the deadline, then
@@ -268,6 +282,8 @@ class Process {
   // open is closed (it is final by then).
   void before_disposal() noexcept;
 
+  // Loop thread: run_starts has taken it (run_disposals frees none before).
+  bool started_by_loop = false;
   // The engine's lock-free list of processes with new requests.
   std::atomic<bool> queued{false};
   Process* next_queued = nullptr;

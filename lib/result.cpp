@@ -101,7 +101,8 @@ void Process::tear_down() noexcept {
   if (lifecycle_ == Lifecycle::closed) return;
   lifecycle_ = Lifecycle::closed;
   // After a caller's finish the zombie keeps the pidfd readable: the loop
-  // is woken for this at once, unless sup_release reaped it first.
+  // is woken for this within Engine::kLazyWithin, unless sup_release
+  // reaped it first.
   reap();
   exit_watch_.close();
   engine_.clear_deadline(*this);
@@ -129,7 +130,9 @@ bool Process::finish_from_caller() {
   std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
   // The loop is at the process: its result is microseconds away.
   if (!work.owns_lock()) return false;
-  if (loop_ == nullptr || lifecycle_ != Lifecycle::running) return ended();
+  // The loop may not have started the process yet (Engine::spawn): all
+  // this needs is the pidfd and the pipes, which are the caller's to read.
+  if (lifecycle_ != Lifecycle::running) return ended();
   // A terminal to hand back (tcsetpgrp from a thread that may not block
   // SIGTTOU), a stream held back (its watch is the loop's to restart), or
   // the main process still running: the loop's.

@@ -318,3 +318,47 @@ TEST(Start, TwoPollersBeforeTheLoopStartsTheChildBlockNothing) {
   g_delay_add = nullptr;
   sup_abort(first.get());
 }
+
+// A caller that waits in sup_poll finishes a short child itself, so the
+// loop may take a new child on some milliseconds later (Process::kLazyStart,
+// 5 ms). A caller that waits any other way must not wait that out: its call
+// asks the loop to start the child at once. The fastest of 15 runs of
+// `true` is final well within the delay, each way.
+TEST(Start, WaitsOtherThanSupPollStartTheLoopAtOnce) {
+  struct Way {
+    const char* name;
+    void (*wait)(sup_proc*);
+  };
+  const Way ways[] = {
+      {"sup_fd",
+       [](sup_proc* p) {
+         pollfd done{sup_fd(p), POLLIN, 0};
+         poll(&done, 1, 10000);
+       }},
+      {"sup_output_wait",
+       [](sup_proc* p) {
+         while (sup_output_wait(p, SUP_POS_IGNORE, SUP_POS_IGNORE, 10000) == 0) {
+         }
+       }},
+      {"sup_poll(p, 0)",
+       [](sup_proc* p) {
+         while (sup_poll(p, 0) == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+       }},
+      {"sup_result",
+       [](sup_proc* p) {
+         while (sup_result(p) == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
+       }},
+  };
+  for (const Way& way : ways) {
+    double fastest = 1e9;
+    for (int i = 0; i < 15; ++i) {
+      SPAWN(p, "{\"argv\": [\"true\"]}");
+      const double t0 = suptest::now_ms();
+      way.wait(p.get());
+      fastest = std::min(fastest, suptest::now_ms() - t0);
+      ASSERT_EQ(sup_poll(p.get(), 0), 1) << way.name;
+      EXPECT_EQ(p.result().str("outcome"), "exited") << way.name;
+    }
+    EXPECT_LT(fastest, 3.0) << way.name << ": the fastest of 15 took " << fastest << " ms";
+  }
+}
