@@ -131,7 +131,7 @@ class Process {
   // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
   // duration_ms count from, so that none is late by what comes before the
   // clone (the hand-off to the spawner, a wait behind another child's slow
-  // chdir). The first idle period starts at the clone instead (launched()):
+  // chdir). The first idle period starts at the exec instead (launched()):
   // a child is not silent before it exists.
   Process(Engine& engine, const Spec& spec, Nanos called_at);
   ~Process();
