@@ -25,12 +25,12 @@ def spawn_true():
 
 def capture(writer, count):
     total = 0
-    with sup.Popen([writer, count], backpressure=4 * READ_CHUNK) as p:
+    with sup.Popen([writer, count], stdout=sup.PIPE, backpressure=4 * READ_CHUNK) as p:
         for chunk in p.iter_output("stdout"):
             total += len(chunk)
-        r = p.wait()
-    if r.returncode != 0:
-        fail(f"writer: {r!r}")
+        p.wait()
+    if p.returncode != 0:
+        fail(f"writer: {p.returncode!r}")
     return total
 
 

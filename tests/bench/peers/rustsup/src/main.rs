@@ -29,7 +29,7 @@ fn capture(writer: &str, count: &str) -> u64 {
         .backpressure_bytes(4 * READ_CHUNK as u64)
         .spawn()
         .unwrap_or_else(|e| fail(format!("start {writer}: {e}")));
-    let mut reader = child.stdout_reader();
+    let mut reader = child.stdout();
     let mut buf = vec![0u8; READ_CHUNK];
     let mut total = 0u64;
     loop {
