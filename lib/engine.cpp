@@ -284,8 +284,10 @@ void Engine::on_sentinel_gone() {
   try {
     std::unique_ptr<ChildStack> stack = take_stack();
     // The loop waits for the new sentinel's exec, a millisecond or so; a
-    // caller's clone would wait as long for a spawner thread.
-    restarted = sentinel_.restart(*stack, dev_null());
+    // caller's clone would wait as long for a spawner thread. A few tries:
+    // whatever killed the last one may catch the next as it starts.
+    constexpr int kTries = 3;
+    for (int i = 0; i < kTries && !restarted; ++i) restarted = sentinel_.restart(*stack, dev_null());
     give_back_stack(std::move(stack));
   } catch (const std::bad_alloc&) {
   }

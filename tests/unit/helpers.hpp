@@ -236,9 +236,15 @@ inline bool wait_for_output(sup_proc* p, const std::string& marker, int timeout_
   return true;
 }
 
+// Empty if it cannot be read: a /proc file whose process ends while it is
+// read fails with ESRCH, which libstdc++ throws.
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  try {
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return std::string();
+  }
 }
 
 // A scratch directory removed at the end of the test.
