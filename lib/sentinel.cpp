@@ -146,13 +146,7 @@ bool Sentinel::restart(ChildStack& stack, int dev_null) noexcept {
     if (dup3(ours.get(), ours_.get(), O_CLOEXEC) < 0) return false;
     generation_.fetch_add(1, std::memory_order_acq_rel);
     for (pid_t pgid : groups_) send_group('=', pgid);
-    for (const std::string& dir : dirs_) {
-      try {
-        std::string record = "c" + dir;
-        send(record.data(), record.size());
-      } catch (...) {
-      }
-    }
+    for (const std::string& dir : dirs_) send_dir(dir);
   }
   running_.store(true, std::memory_order_release);
   return true;
@@ -196,11 +190,18 @@ void Sentinel::forget_group(pid_t pgid) noexcept {
   send_group('-', pgid);
 }
 
-void Sentinel::watch_dir(const std::string& path) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
+void Sentinel::send_dir(const std::string& path) noexcept {
   try {
     std::string record = "c" + path;
     send(record.data(), record.size());
+  } catch (...) {
+  }
+}
+
+void Sentinel::watch_dir(const std::string& path) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  send_dir(path);
+  try {
     dirs_.push_back(path);
   } catch (...) {
   }

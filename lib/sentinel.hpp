@@ -103,6 +103,7 @@ class Sentinel {
   // Under mu_ (or before any other thread can send).
   void send(const char* record, size_t len) noexcept;
   void send_group(char tag, pid_t pgid) noexcept;
+  void send_dir(const std::string& path) noexcept;  // "cPATH"
   UniqueFd ours_;    // its number never changes while the engine lives
   UniqueFd theirs_;  // until start() has handed it over
   std::atomic<bool> running_{false};
