@@ -323,6 +323,7 @@ SUP_API int sup_pid(sup_proc* p) {
 }
 
 SUP_API int sup_output_read(sup_proc* p, int stream, uint64_t* pos, void* buf, size_t cap, size_t* nread) {
+  sup::Process::prefetch_for_read(p, stream);
   Call proc(p);
   if (!proc) return proc.rc();
   if (!valid_stream(stream) || pos == nullptr || nread == nullptr || (buf == nullptr && cap > 0)) return SUP_EINVAL;

@@ -10,11 +10,27 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "engine.hpp"
 #include "process.hpp"
 
 namespace sup {
+
+void Process::prefetch_for_read(const void* handle, int stream) noexcept {
+  // Only an address a Process could be at is looked into (a garbage handle
+  // is turned away by Call, after this).
+  if (handle == nullptr || reinterpret_cast<uintptr_t>(handle) % alignof(Process) != 0) return;
+  const auto* self = static_cast<const Process*>(handle);
+  const OutputPipe& pipe = stream == SUP_STDERR ? self->err_ : self->out_;
+  for (const void* at : {static_cast<const void*>(&self->pins_), static_cast<const void*>(&self->work_mu_),
+                         static_cast<const void*>(&self->last_activity_), static_cast<const void*>(&self->published_),
+                         static_cast<const void*>(&self->mu_), static_cast<const void*>(&self->waiters_)})
+    __builtin_prefetch(at, 1);
+  // The pipe: its descriptor, the capture's fields, the reader's position.
+  const char* first = reinterpret_cast<const char*>(&pipe);
+  for (size_t line = 0; line < sizeof(OutputPipe); line += 64) __builtin_prefetch(first + line, 1);
+}
 
 bool Process::can_read_directly(const OutputPipe& pipe) const noexcept {
   // A terminal's EIO end and a tee's copies are the loop's to handle; once

@@ -140,6 +140,11 @@ class Process {
 
   // ---- API threads ----------------------------------------------------
   bool valid() const noexcept { return magic_ == kMagic; }
+  // A live reader with many children finds each handle cold, and its call
+  // touches a dozen cache lines of it; each atomic on the way (the pin, the
+  // locks) waits for the misses before it. Asked for all at once first,
+  // they overlap. `handle` is not yet validated: a prefetch never faults.
+  static void prefetch_for_read(const void* handle, int stream) noexcept;
   // The handle was inherited through fork(): the engine behind it has no
   // thread in this process.
   bool forked_away() const noexcept;
