@@ -110,6 +110,13 @@ void Capture::append_tail(const char* data, size_t len) noexcept {
   tail_len_ = std::min(cap, tail_len_ + len);
 }
 
+const char* Capture::next_append() const noexcept {
+  if (flattened() || !buf_) return nullptr;
+  if (head_len_ < head_limit_) return buf_.get() + head_len_;
+  if (ring_size_ < ring_limit_ || ring_size_ == 0) return ring() + ring_size_;
+  return ring() + (tail_start_ + tail_len_) % ring_size_;
+}
+
 size_t Capture::read_at(uint64_t* pos, char* buf, size_t cap) const noexcept {
   if (cap == 0) return 0;  // buf may be NULL then
   if (flattened()) {

@@ -80,6 +80,11 @@ int64_t Process::read_direct(OutputPipe& pipe, uint64_t* pos, char* buf, size_t 
   // Handed back meanwhile: the loop reads the pipe, and the eventfd (in the
   // reader's set still) says when there is more.
   if (!pipe.direct.load(std::memory_order_relaxed) || !pipe.open()) return 0;
+  // Where the bytes will be kept: asked for now, that line arrives during
+  // the read(2) instead of stalling the unlock after the copy. Every append
+  // holds work_mu_, and while the pipe is direct nothing else moves the
+  // capture, so its position can be read here without mu_.
+  if (const char* keep_at = pipe.capture.next_append()) __builtin_prefetch(keep_at, 1);
   ssize_t n;
   while ((n = read(pipe.fd.get(), buf, cap)) < 0 && errno == EINTR) {
   }

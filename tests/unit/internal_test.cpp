@@ -45,6 +45,23 @@ TEST(Capture, OneHugeChunk) {
   EXPECT_EQ(c.kept(), all.substr(0, 50) + all.substr(10000 - 51));
 }
 
+TEST(Capture, NextAppendIsWhereTheNextByteGoes) {
+  // A limit of 100 is reserved whole at the first append, so the buffer
+  // stays put: through the head, the growing ring and the wrapped ring.
+  sup::Capture c(100, 0);
+  EXPECT_EQ(c.next_append(), nullptr);
+  c.append("a", 1);
+  for (int i = 1; i < 400; ++i) {
+    const char* at = c.next_append();
+    ASSERT_NE(at, nullptr) << i;
+    const char byte = static_cast<char>('A' + i % 50);
+    c.append(&byte, 1);
+    EXPECT_EQ(*at, byte) << "append " << i;
+  }
+  c.flatten();
+  EXPECT_EQ(c.next_append(), nullptr);
+}
+
 TEST(Capture, ZeroLimitCountsOnly) {
   sup::Capture c(0, 0);
   c.append("abc", 3);
