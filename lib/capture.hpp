@@ -41,8 +41,9 @@ class Capture {
   void append(const char* data, size_t len) noexcept;
 
   uint64_t total() const noexcept { return total_; }
-  // Where the next appended byte goes (nullptr before the first append or
-  // once final): for a prefetch only.
+  // Where the next appended byte goes unless the buffer must grow first
+  // (then realloc moves it); nullptr before the first append or once final.
+  // For a prefetch only: it may point just past the buffer.
   const char* next_append() const noexcept;
   uint64_t omitted() const noexcept { return total_ - head_size() - result_tail_len(); }
   bool truncated() const noexcept { return omitted() > 0; }

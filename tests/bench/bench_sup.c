@@ -1668,6 +1668,16 @@ static void print_scale(const char *key, const scale_result *r) {
          (double)r->csw / r->seconds);
 }
 
+/* Adds one round's side to the sums (the spawn time averaged). */
+static void add_scale(scale_result *sum, const scale_result *one, int rounds) {
+  sum->cpu_ms += one->cpu_ms;
+  sum->csw += one->csw;
+  sum->lines += one->lines;
+  sum->seconds += one->seconds;
+  sum->spawn_s += one->spawn_s / rounds;
+  sum->children = one->children;
+}
+
 /* One window per side is at the mercy of whatever else the machine did in
  * those 5 s: the raw loop and sup's reader run in alternating rounds, each
  * round in the other order, and the row's ratio is the median of the
@@ -1694,15 +1704,8 @@ static void row_scale(const struct opts *o) {
     ratios[r] = sup_per_line[r] / raw_per_line[r];
     note("scale round %d: raw %.2f us/line, sup %.2f us/line, %.3fx", r,
          raw_per_line[r], sup_per_line[r], ratios[r]);
-    scale_result *sum[2] = {&raw, &reader}, *one[2] = {&a, &b};
-    for (int k = 0; k < 2; k++) {
-      sum[k]->cpu_ms += one[k]->cpu_ms;
-      sum[k]->csw += one[k]->csw;
-      sum[k]->lines += one[k]->lines;
-      sum[k]->seconds += one[k]->seconds;
-      sum[k]->spawn_s += one[k]->spawn_s / rounds;
-      sum[k]->children = n;
-    }
+    add_scale(&raw, &a, rounds);
+    add_scale(&reader, &b, rounds);
   }
   double sorted[8];
   memcpy(sorted, ratios, sizeof(double) * (size_t)rounds);
