@@ -3,6 +3,8 @@
  *
  *   bench_ab A.so B.so spawn  [ROUNDS]           (default 100 rounds of 10)
  *   bench_ab A.so B.so chatty CHILD [ROUNDS] [N] (default 6 rounds, 2000)
+ *   bench_ab A.so B.so capture WRITER MIB [ROUNDS] [WRITER_CPU]
+ *                                               (default 20 rounds)
  *
  * Each library is loaded into a namespace of its own, so each runs its own
  * engine (and finds the sup-sentinel beside it). Rounds alternate which
@@ -12,6 +14,9 @@
  * `CHILD chatty 100` (bench_child), a live reader on every sup_output_fd
  * with backpressure_bytes set, sup_output_read until empty; the process's
  * CPU per line read over a 3 s window after a 1 s settle, per round.
+ * capture: `WRITER BYTES` (bench_writer) captured whole (sup_poll(p, -1)),
+ * one sample per capture: MB/s, and the process's CPU per MiB. Run under
+ * taskset to place this process's threads; WRITER_CPU places the writer.
  * Prints each side's p50 and p99 and B / A. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,6 +42,7 @@ typedef struct {
   int (*abort_)(sup_proc *);
   int (*output_fd)(sup_proc *, int);
   int (*output_read)(sup_proc *, int, uint64_t *, void *, size_t, size_t *);
+  int64_t (*output_total)(sup_proc *, int);
 } lib;
 
 static void die(const char *fmt, ...) {
@@ -68,6 +74,7 @@ static lib load(const char *path) {
   *(void **)&l.abort_ = sym(h, path, "sup_abort");
   *(void **)&l.output_fd = sym(h, path, "sup_output_fd");
   *(void **)&l.output_read = sym(h, path, "sup_output_read");
+  *(void **)&l.output_total = sym(h, path, "sup_output_total");
   return l;
 }
 
@@ -228,10 +235,50 @@ static void row_chatty(const lib *a, const lib *b, const char *child, int rounds
   report("chatty CPU per line", "us", ca, cb, rounds);
 }
 
+/* ---- capture ---- */
+
+static void capture_one(const lib *l, const char *json, uint64_t bytes, double *mbs, double *cpu) {
+  double c0 = cpu_us(), t0 = now_us();
+  sup_proc *p = start(l, json);
+  if (l->poll(p, -1) != 1) die("%s: sup_poll", l->path);
+  double t = now_us() - t0, c = cpu_us() - c0;
+  if (l->output_total(p, 1) != (int64_t)bytes) die("%s: captured %lld of %llu bytes", l->path,
+                                                  (long long)l->output_total(p, 1), (unsigned long long)bytes);
+  l->release(p);
+  *mbs = (double)bytes / t;
+  *cpu = c / (double)(bytes >> 20);
+}
+
+static void row_capture(const lib *a, const lib *b, const char *writer, uint64_t mib, int rounds,
+                        int writer_cpu) {
+  char json[1024], env[96] = "";
+  if (writer_cpu >= 0) snprintf(env, sizeof env, ", \"env\": {\"SUP_BENCH_WRITER_CPU\": \"%d\"}", writer_cpu);
+  snprintf(json, sizeof json, "{\"argv\": [\"%s\", \"%llu\"]%s}", writer,
+           (unsigned long long)(mib << 20), env);
+  double *ta = calloc((size_t)rounds, sizeof *ta), *tb = calloc((size_t)rounds, sizeof *tb);
+  double *ca = calloc((size_t)rounds, sizeof *ca), *cb = calloc((size_t)rounds, sizeof *cb);
+  if (!ta || !tb || !ca || !cb) die("out of memory");
+  capture_one(a, json, mib << 20, &ta[0], &ca[0]); /* warm both up */
+  capture_one(b, json, mib << 20, &tb[0], &cb[0]);
+  for (int r = 0; r < rounds; r++) {
+    if (r % 2 == 0) {
+      capture_one(a, json, mib << 20, &ta[r], &ca[r]);
+      capture_one(b, json, mib << 20, &tb[r], &cb[r]);
+    } else {
+      capture_one(b, json, mib << 20, &tb[r], &cb[r]);
+      capture_one(a, json, mib << 20, &ta[r], &ca[r]);
+    }
+  }
+  report("capture MB/s", "MB/s", ta, tb, rounds);
+  report("host CPU per MiB", "us", ca, cb, rounds);
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s A.so B.so spawn [ROUNDS]\n       %s A.so B.so chatty CHILD [ROUNDS] [N]\n",
-            argv[0], argv[0]);
+    fprintf(stderr,
+            "usage: %s A.so B.so spawn [ROUNDS]\n       %s A.so B.so chatty CHILD [ROUNDS] [N]\n"
+            "       %s A.so B.so capture WRITER MIB [ROUNDS] [WRITER_CPU]\n",
+            argv[0], argv[0], argv[0]);
     return 2;
   }
   lib a = load(argv[1]), b = load(argv[2]);
@@ -239,6 +286,9 @@ int main(int argc, char **argv) {
     row_spawn(&a, &b, argc > 4 ? atoi(argv[4]) : 100);
   } else if (strcmp(argv[3], "chatty") == 0 && argc > 4) {
     row_chatty(&a, &b, argv[4], argc > 5 ? atoi(argv[5]) : 6, argc > 6 ? atoi(argv[6]) : 2000);
+  } else if (strcmp(argv[3], "capture") == 0 && argc > 5) {
+    row_capture(&a, &b, argv[4], strtoull(argv[5], NULL, 10), argc > 6 ? atoi(argv[6]) : 20,
+                argc > 7 ? atoi(argv[7]) : -1);
   } else {
     die("unknown row %s", argv[3]);
   }
