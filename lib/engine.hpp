@@ -93,10 +93,6 @@ class Engine {
   void set_deadline(Process& proc, Nanos when);
   void clear_deadline(Process& proc);
 
-  // The spawner, and so most likely every thread of the host, can run on one
-  // CPU only (as the spawner saw when it last went idle).
-  bool single_cpu() const noexcept { return spawner_only_cpu_.load(std::memory_order_relaxed) >= 0; }
-
   // The loop thread's scratch buffer for pipe reads.
   char* read_buffer() noexcept { return read_buffer_.data(); }
   size_t read_buffer_size() const noexcept { return read_buffer_.size(); }

@@ -5,7 +5,6 @@
 // epoll_ctl for libuv and the library.
 #include <dlfcn.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -130,12 +129,6 @@ TEST(Start, AWatchTheLoopCannotMakeEndsTheChildAndThatIsItsResult) {
   expect_engine_goes_on();
 }
 
-bool one_cpu() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
-}
-
 // Held back: more than backpressure_bytes came, and nothing comes any more.
 bool held_back(sup_proc* p, int64_t window) {
   return suptest::eventually([&] {
@@ -157,7 +150,6 @@ void expect_ended_unwatched(suptest::Proc& p, const char* first_line) {
 // step and aborts the whole host if epoll_ctl refuses then: a refusal must
 // end this child, as at its start, and the host and engine go on.
 TEST(Start, AWatchTheLoopCannotStartAgainEndsTheChildNotTheHost) {
-  if (one_cpu()) GTEST_SKIP() << "on one CPU a caller does not take the watches over";
   for (const char* kind : {"anon_inode:[pidfd]", "pipe:"}) {
     SCOPED_TRACE(kind);
     SPAWN(p, sh("echo ready; exec sleep 30"));
@@ -280,7 +272,6 @@ bool asleep_in_read(pid_t tid) {
 // on, never sit in read() holding the process (the loop would then wait for
 // it in start(), and every deadline of every child with it).
 TEST(Start, TwoPollersBeforeTheLoopStartsTheChildBlockNothing) {
-  if (one_cpu()) GTEST_SKIP() << "on one CPU a caller does not watch the pipes itself";
   // The loop is held up in the first child's start() (its pidfd's watch)
   // while the second child is spawned and polled by two threads.
   g_delay_ms = 2500;
