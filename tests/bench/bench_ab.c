@@ -251,10 +251,12 @@ static void capture_one(const lib *l, const char *json, uint64_t bytes, double *
 
 static void row_capture(const lib *a, const lib *b, const char *writer, uint64_t mib, int rounds,
                         int writer_cpu) {
+  if (mib == 0 || mib > ((uint64_t)1 << 20) || rounds < 1) die("capture: MIB 1 to 1048576, ROUNDS at least 1");
   char json[1024], env[96] = "";
   if (writer_cpu >= 0) snprintf(env, sizeof env, ", \"env\": {\"SUP_BENCH_WRITER_CPU\": \"%d\"}", writer_cpu);
-  snprintf(json, sizeof json, "{\"argv\": [\"%s\", \"%llu\"]%s}", writer,
-           (unsigned long long)(mib << 20), env);
+  int len = snprintf(json, sizeof json, "{\"argv\": [\"%s\", \"%llu\"]%s}", writer,
+                     (unsigned long long)(mib << 20), env);
+  if (len < 0 || (size_t)len >= sizeof json) die("capture: writer path too long");
   double *ta = calloc((size_t)rounds, sizeof *ta), *tb = calloc((size_t)rounds, sizeof *tb);
   double *ca = calloc((size_t)rounds, sizeof *ca), *cb = calloc((size_t)rounds, sizeof *cb);
   if (!ta || !tb || !ca || !cb) die("out of memory");
