@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Builds sup and runs every test: the C suites plainly, under ASan+UBSan and
-# (with --tsan) under TSan, plainly again when built with clang; the fuzzers
-# for a minute each (tests/fuzz/run.sh, with clang); then each shim with its
-# own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go test
-# -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
-# suites above: Lua 5.4, 5.3, 5.1 and LuaJIT, valgrind, headless Neovim) and
-# Python (mypy --strict, pytest).
+# Builds sup and runs every test: the C suites plainly (gcc), under ASan+UBSan
+# and (with --tsan) under TSan, plainly again when built with clang; the
+# fuzzers for a minute each (tests/fuzz/run.sh, with clang); then each shim
+# with its own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go
+# test -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
+# suites above: Lua 5.4, 5.3, 5.1 and LuaJIT, valgrind, headless Neovim),
+# Python (mypy --strict, pytest) and Node (node --test).
+#
+# Each pass builds only what its tests run (tests/targets.py): the plain and
+# ASan passes everything, TSan and clang their suites. The builds run one
+# after another (they are CPU-bound); the test passes two at a time (they
+# mostly wait on children and timers): plain with TSan, then ASan with clang.
+# A pass's output is shown when it ends.
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/deps.sh
+start=$SECONDS
+
+tsan=false
+[ "${1:-}" = "--tsan" ] && tsan=true
 
 passed=0
 failed=0
@@ -18,42 +28,100 @@ failures=()
 count() {  # count NAME RC
   if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
 }
+stamp() { printf '[%3d:%02d] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
 
-run_suite() {
-  local dir=$1
-  shift
-  [ -d "$dir" ] || meson setup "$dir" "$@" >/dev/null
-  meson compile -C "$dir" >/dev/null
-  local rc=0
-  meson test -C "$dir" --print-errorlogs "${SUITES[@]}" || rc=$?
-  local log="$dir/meson-logs/testlog.json"
-  local ok bad
+# The passes: build dir, the compilers, meson setup's options, the tests
+# (as `meson test` takes them; empty: all of them).
+TSAN_TESTS=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read)
+CLANG_TESTS=(--no-suite bench --no-suite lua)
+passes=(build build-asan)
+$tsan && passes+=(build-tsan)
+passes+=(build-clang)
+declare -A pass_cc=([build]=gcc [build-asan]=gcc [build-tsan]=gcc [build-clang]=clang)
+declare -A pass_opts=([build]="" [build-asan]="-Db_sanitize=address,undefined -Db_lundef=false"
+                      [build-tsan]="-Db_sanitize=thread -Db_lundef=false" [build-clang]="")
+pass_tests() {  # pass_tests DIR: its selection, one word a line
+  case $1 in
+    build-tsan) printf '%s\n' "${TSAN_TESTS[@]}" ;;
+    build-clang) printf '%s\n' "${CLANG_TESTS[@]}" ;;
+  esac
+}
+
+build_pass() {  # build_pass DIR
+  local dir=$1 cc=${pass_cc[$1]} cxx
+  [ "$cc" = clang ] && cxx=clang++ || cxx=g++
+  # shellcheck disable=SC2086
+  [ -d "$dir" ] || CC=$cc CXX=$cxx meson setup "$dir" ${pass_opts[$dir]} >/dev/null
+  local sel=()
+  mapfile -t sel < <(pass_tests "$dir")
+  if [ ${#sel[@]} -eq 0 ]; then
+    ninja -C "$dir" >/dev/null
+  else
+    local outs=()
+    mapfile -t outs < <(python3 tests/targets.py "$dir" "${sel[@]}")
+    ninja -C "$dir" "${outs[@]}" >/dev/null
+  fi
+}
+
+test_pass() {  # test_pass DIR: runs its tests into DIR/run-tests.log, returns meson's status
+  local dir=$1 sel=()
+  mapfile -t sel < <(pass_tests "$dir")
+  meson test -C "$dir" --no-rebuild --print-errorlogs "${sel[@]}" >"$dir/run-tests.log" 2>&1
+}
+
+# Adds a finished pass's counts and shows its output.
+collect() {  # collect DIR RC
+  local dir=$1 rc=$2 log="$1/meson-logs/testlog.json" ok bad
+  echo "===== meson test -C $dir"
+  cat "$dir/run-tests.log"
   ok=$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["result"] in ("OK","EXPECTEDFAIL")))' "$log")
   bad=$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["result"] not in ("OK","EXPECTEDFAIL","SKIP")))' "$log")
   passed=$((passed + ok))
   failed=$((failed + bad))
   [ "$rc" -eq 0 ] || failures+=("meson test -C $dir")
-  return $rc
 }
 
 status=0
-SUITES=()
-run_suite build || status=1
-run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false || status=1
-if [ "${1:-}" = "--tsan" ]; then
-  SUITES=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read)
-  run_suite build-tsan -Db_sanitize=thread -Db_lundef=false || status=1
-fi
-# The library must build and pass with clang too (no sanitizer; the CLI
-# and benchmark smoke runs are compiler-independent and ran above).
-SUITES=(--no-suite bench --no-suite lua)
-CC=clang CXX=clang++ run_suite build-clang || status=1
+built=()
+for dir in "${passes[@]}"; do
+  stamp "building $dir"
+  if build_pass "$dir"; then built+=("$dir"); else count "build $dir" 1; status=1; fi
+done
 
-rc=0; bash tests/fuzz/run.sh 60 || rc=$?; count fuzz "$rc"; [ "$rc" -eq 0 ] || status=1
-rc=0; bash shims/rust/run-tests.sh build || rc=$?; count "rust shim (cargo test, clippy)" "$rc"; [ "$rc" -eq 0 ] || status=1
-rc=0; bash shims/go/run-tests.sh build || rc=$?; count "go shim (go vet, go test -race, GOMAXPROCS=1)" "$rc"; [ "$rc" -eq 0 ] || status=1
-rc=0; bash shims/python/run-tests.sh build || rc=$?; count "python shim (mypy, pyright, pytest, the wheel)" "$rc"; [ "$rc" -eq 0 ] || status=1
+# Two test passes at a time.
+queue=("${built[@]}")
+while [ ${#queue[@]} -gt 0 ]; do
+  batch=("${queue[@]:0:2}")
+  queue=("${queue[@]:2}")
+  pids=()
+  for dir in "${batch[@]}"; do
+    stamp "testing $dir"
+    test_pass "$dir" &
+    pids+=($!)
+  done
+  for i in "${!batch[@]}"; do
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    collect "${batch[$i]}" "$rc"
+    [ "$rc" -eq 0 ] || status=1
+  done
+done
 
+shim() {  # shim NAME COMMAND...
+  local name=$1 rc=0
+  shift
+  stamp "$name"
+  "$@" || rc=$?
+  count "$name" "$rc"
+  [ "$rc" -eq 0 ] || status=1
+}
+shim fuzz bash tests/fuzz/run.sh 60
+shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
+shim "go shim (go vet, go test -race, GOMAXPROCS=1)" bash shims/go/run-tests.sh build
+shim "python shim (mypy, pyright, pytest, the wheel)" bash shims/python/run-tests.sh build
+[ -f shims/node/run-tests.sh ] && shim "node shim (tsc, node --test)" bash shims/node/run-tests.sh build
+
+stamp "done"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "sup: $passed passed, $failed failed"
 exit $status
