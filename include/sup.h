@@ -81,6 +81,178 @@
  *
  * Requires Linux >= 5.9 (pidfd, CLONE_PIDFD, close_range).
  *
+ * THE THREADS IN DETAIL
+ *   The library owns two threads, started by the first sup_spawn: an event
+ *   loop (libuv), on which pipes drain and deadlines fire whether or not the
+ *   host calls in, and a spawner. sup_spawn clones the child on the caller's
+ *   own thread, as posix_spawn does, and returns once it has exec'd, not
+ *   through the loop: a child whose chdir or exec is slow (a network or FUSE
+ *   cwd, an automount) holds up that call alone, never another thread's spawn
+ *   nor any child's deadlines or aborts. A caller that waits in sup_poll
+ *   watches and finishes the child itself (below), so the loop takes a new
+ *   child on up to 5 ms later: a short child is done before the loop wakes at
+ *   all, and a host that spawns and waits in a loop wakes it about once per 5
+ *   ms, not once per child. It takes the child on at once where it has work
+ *   from the start (stdin to feed, a pty, a tee, backpressure, a deadline less
+ *   than 7 ms away), and as soon as the caller waits any other way (sup_fd,
+ *   the sup_output_* calls, sup_result, a sup_poll that does not block). A
+ *   call that reaches the handle first (sup_abort at once, say) is carried out
+ *   as soon as it has. Released handles are freed the same way, when the loop
+ *   next wakes, within 5 ms. Nothing ties the child to the caller's thread,
+ *   which may end first: the sentinel (below) ends the tree if the host dies.
+ *   Until the sentinel has started, and where it cannot, the spawner clones
+ *   instead, one child at a time, with PR_SET_PDEATHSIG tied to its own life;
+ *   sup_spawn then wakes it as soon as it has parsed the spec (the wake-up
+ *   overlaps making the pipes). A caller in sup_poll watches the process
+ *   itself for the call's length: it sleeps on the main process's pidfd and
+ *   both pipes, reads what the child writes into the capture (under a per-
+ *   process lock, as the loop does), and the loop stops watching them
+ *   meanwhile and starts again once no caller waits. Even asleep, a second
+ *   thread waiting on a child costs its end: the exit wakes every thread
+ *   sleeping on the child's pipes or pidfd, and waking one on another CPU is
+ *   an interprocessor interrupt that the dying child pays before its exit
+ *   shows to anyone (measured below). Deadlines, signals and the stdin feed
+ *   stay with the loop. With a terminal to hand back, or with backpressure
+ *   set, sup_poll leaves the pipes to the loop and sleeps on the pidfd alone.
+ *   Once the main process has exited, the thread that gets there first ends
+ *   the process: the caller, unless the loop is at it already, reads what is
+ *   left in the pipes to EOF, decides the outcome and publishes the result
+ *   itself, and the loop reaps and closes the rest afterwards; otherwise the
+ *   caller yields for at most 50 µs for the loop's result before it sleeps on
+ *   it. The caller leaves the work to the loop where it needs the loop: a
+ *   terminal to hand back, a stream held back, or pipes that something the
+ *   main process left still holds. sup_release reaps the zombie itself if the
+ *   loop has not yet, or waits for the loop's reap the same way. sup_abort
+ *   sends SIGKILL to the group from the caller's thread and does not wake the
+ *   loop: the loop adopts the kill (the outcome, the signal and its time) when
+ *   it sees the main process exit. sup_interrupt sends its signal the same way
+ *   and leaves the loop asleep too, with a timer armed for the end of the
+ *   grace period: the loop takes the interrupt on when the main process exits,
+ *   or at the latest then, to send SIGKILL (with backpressure set it is woken
+ *   at once, so that a held-back child's last words are read). When both pipes
+ *   reach EOF and no caller is in sup_poll for the process (one waiting on
+ *   sup_fd, or none), the loop waits awake up to 30 µs for the exit, which the
+ *   kernel shows on the pidfd a few microseconds later, and handles it in the
+ *   same wake-up.
+ *
+ *   Host death is covered by a third party, not a thread: the first sup_spawn
+ *   starts sup-sentinel (a 200-line C program installed in libexecdir, or
+ *   found next to libsup.so in a build tree), from the spawner thread with the
+ *   same vfork-style clone as a child, so nothing of a large host's memory is
+ *   copied. It forks once and the first half exits: it is then nobody's child
+ *   in the host (a waitpid(-1) never sees it) and leads a session of its own
+ *   (a host's kill(0, ...) or its terminal's Ctrl-C never reach it). It holds
+ *   one end of a SOCK_SEQPACKET socket pair; the library keeps the other,
+ *   close-on-exec (and closes it in a forked child), so an exec counts as a
+ *   death. The library sends it one record per cgroup directory it makes for
+ *   the host and, in group mode, one per spawn (the child's process group,
+ *   which the child sends itself before its exec, or the spawner right after
+ *   its clone) and one just before the child is reaped (while the zombie still
+ *   pins the group id); cgroup mode adds nothing per spawn. Sends never block:
+ *   a sentinel that stopped reading costs a record, never the host's progress.
+ *   The sentinel reads them in batches (every 10 ms while they come, every 100
+ *   ms when idle) from a poll that asks for no event, so a record wakes nobody
+ *   and only the host's end does: measured on the spawn row, the sentinel that
+ *   woke for each record cost 15-19 µs of host CPU per spawn, the batched one
+ *   nothing measurable (2-CPU VM, two runs each way). When its end of the
+ *   socket reaches end of file without the library's goodbye, it writes
+ *   cgroup.kill of every directory, sends SIGKILL to every group still listed,
+ *   waits for the directories to empty, removes them depth first, and exits:
+ *   every tree is ended within a second of the host's death, and nothing of
+ *   the host is left. It needs nothing of the library once started, so it
+ *   outlives dlclose; unloading the library ends every child and removes every
+ *   directory itself, then says goodbye. The library's loop watches its own
+ *   end for the sentinel's: a sentinel that dies while the host lives is
+ *   replaced by a new one, on a new socket under the same descriptor number,
+ *   which is sent every group and directory still listed (a child cloned at
+ *   that moment sends its record again). Where the program cannot be found,
+ *   only the main processes die with the host (PR_SET_PDEATHSIG).
+ *
+ *   - sup_interrupt and sup_abort: any thread, any time before sup_release,
+ *     async-signal-safe (a host calls them from its SIGINT handler). Requests
+ *     are latched; a second interrupt does not restart the grace period. While
+ *     the main process runs, the signal leaves from the calling thread before
+ *     the call returns (the loop thread then takes it as its own); the
+ *     interrupt signal goes out once, whoever asks first, and never after a
+ *     SIGKILL.
+ *
+ *   - Every other call: any thread, concurrently. sup_release may be called
+ *     while other threads wait on the handle (sup_poll, sup_output_wait,
+ *     sup_input_wait then return SUP_ECANCELED, never 1); the memory goes when
+ *     the last call has left. No call may *begin* once sup_release has begun.
+ *
+ *   - The library's thread blocks every signal; no signal handler is
+ *     installed, no disposition changed; exits are watched through pidfds.
+ *
+ *   - Children are the host's children. A host that sets SIGCHLD to SIG_IGN or
+ *     reaps any child (waitpid(-1)) takes their exit status: the result is
+ *     still final and prompt, with exit_code and term_signal both null, and
+ *     sup stops signaling that group, since its id may then be reused.
+ *
+ *   - Unloading the library (dlclose, or exit) kills and reaps every child
+ *     still running and stops the thread: load/unload loops leak no thread or
+ *     fd.
+ *
+ *   - If the host dies, however (SIGKILL included), or execs, the sentinel
+ *     ends every child's tree within a second: in cgroup mode every process of
+ *     it, in group mode the main process and its group; nothing of the host
+ *     remains.
+ *
+ *   - fork() without exec: in the child, handles inherited from the parent are
+ *     inert (every call returns SUP_ECHILD, sup_release frees memory only) and
+ *     a new sup_spawn starts a fresh engine. The library's static state never
+ *     waits for threads that do not exist in the child.
+ *
+ *   - A host that closed fd 0, 1 or 2 gets /dev/null there when the library
+ *     starts, so that neither libuv's descriptors nor a child's stdin land in
+ *     those slots.
+ *
+ * HOW A PROCESS ENDS
+ *   - Every signal goes to the child's process group and, when the main
+ *     process has left that group (setpgid, a shell doing job control), to the
+ *     main process through its pidfd as well (pidfd_send_signal): it is still
+ *     interrupted, killed and reaped, and sup_release still returns in
+ *     milliseconds. The leader is kept as an unreaped zombie (waitid(WNOWAIT))
+ *     until the group has been dealt with, so kill(-pgid) can never reach a
+ *     recycled pid. Its status and rusage come from that waitid, so the result
+ *     is published first and the zombie reaped right after (it took 8-9 µs of
+ *     the time from exit to result); sup_release returns only once it is
+ *     reaped.
+ *
+ *   - One deadline per process carries the earliest of idle, max-runtime,
+ *     grace and drain deadlines; reads only move the last-activity time, and
+ *     the timer recomputes when it fires. One timerfd holds the earliest
+ *     deadline of all processes, in absolute monotonic nanoseconds: never
+ *     early, never rounded to libuv's milliseconds. It wakes the loop 250 µs
+ *     before a deadline (a thread's wake-up from a long sleep takes about 130
+ *     µs here) and the process waits the rest awake, unless the loop has other
+ *     work. Bytes already waiting in a pipe count as activity: they are read
+ *     before a child is called idle.
+ *
+ *   - Once an interrupt or abort is latched, a deadline neither changes the
+ *     outcome nor cuts the grace short.
+ *
+ *   - With backpressure_bytes, a stream is held back only while the main
+ *     process runs and sup is not ending it; then the pipes are drained at
+ *     full speed (every byte counted), so a timeout never waits out its grace
+ *     on a dead child.
+ *
+ *   - When the main process exits and something it left behind still holds
+ *     stdout or stderr, that group gets the interrupt signal, then SIGKILL
+ *     after grace; 100 ms after SIGKILL the result is published even if a
+ *     process that left the group still holds a pipe. sh -c 'sleep 30 & echo
+ *     hi' gives its result within milliseconds and leaves no sleep.
+ *
+ *   - In cgroup mode the end is the cgroup's: once the main process has
+ *     exited, the processes left in the cgroup and its sub-cgroups are
+ *     counted, killed together with cgroup.kill (no grace, unless an interrupt
+ *     sent earlier is still in its grace: then at its end), and waited for
+ *     through cgroup.events (populated 0, at most 100 ms); the tree's CPU is
+ *     read from cpu.stat and the cgroup removed, deepest first (a sup running
+ *     inside the child makes sub-cgroups), all before the result is final.
+ *     SIGKILL from sup (abort, release, the end of a grace) is cgroup.kill
+ *     too, so nothing in the tree outlives it.
+ *
  * VERSIONS
  *   0.2 adds, without changing any 0.1 symbol: sup_spawn_v2 (which part of a
  *   spawn failed), SUP_ERRBUF_SIZE, the output readiness fd, SUP_POS_IGNORE,
