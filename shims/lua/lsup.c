@@ -498,7 +498,10 @@ static void wait_begin(lua_State *L, waitctx *w) {
  * with the error value on the stack, when it raised. lua.c sets its SIGINT
  * hook on the main thread only (LuaJIT's hooks are global): a wait inside a
  * coroutine runs a hook that appeared on the main thread while it waited on
- * its own thread, once. */
+ * its own thread, once, on the main thread's behalf. What the hook does to
+ * its own thread's hook is done to the main thread's too: lua.c's hook
+ * clears itself before it raises, and a main thread left armed would raise
+ * "interrupted!" a second time, outside the pcall that caught the first. */
 static int host_stops(lua_State *L, waitctx *w) {
   luaL_checkstack(L, 2, "sup: wait");
   push_registry(L, &key_noop);
@@ -509,9 +512,14 @@ static int host_stops(lua_State *L, waitctx *w) {
   if (hook == NULL || hook == w->main_hook || hook == own) return 0;
   w->main_hook = hook;
   int mask = lua_gethookmask(L), count = lua_gethookcount(L);
-  lua_sethook(L, hook, lua_gethookmask(w->main), lua_gethookcount(w->main));
+  int main_mask = lua_gethookmask(w->main), main_count = lua_gethookcount(w->main);
+  lua_sethook(L, hook, main_mask, main_count);
   push_registry(L, &key_noop);
   int rc = lua_pcall(L, 0, 0, 0);
+  lua_Hook left = lua_gethook(L);
+  int left_mask = lua_gethookmask(L), left_count = lua_gethookcount(L);
+  if ((left != hook || left_mask != main_mask || left_count != main_count) && lua_gethook(w->main) == hook)
+    lua_sethook(w->main, left, left_mask, left_count);
   lua_sethook(L, own, mask, count);
   return rc != 0;
 }
