@@ -11,7 +11,7 @@ libdir=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A copy: luarocks make leaves its objects beside the sources.
-cp "$shim/lsup.c" "$shim/lsup_compat.h" "$shim"/sup-*.rockspec "$work/"
+cp "$shim"/lsup*.c "$shim"/lsup*.h "$shim"/sup-*.rockspec "$work/"
 cd "$work"
 luarocks lint sup-*.rockspec
 built=""
