@@ -182,6 +182,12 @@ static void sb_env(lua_State *L, specbuf *b, int idx) {
   int first = 1;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
+    if (lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TSTRING)
+      /* luv's (and execve's) form: the same words, another meaning. */
+      luaL_error(L,
+                 "sup.spawn: env[%d] = \"%s\": names must be strings: env = { NAME = \"value\" } changes the "
+                 "inherited environment; to replace it, as luv's list of \"NAME=value\" does, add env_clear = true",
+                 (int)lua_tointeger(L, -2), lua_tostring(L, -1));
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "sup.spawn: env: names must be strings, not %s", luaL_typename(L, -2));
     size_t kn;

@@ -722,6 +722,19 @@ test("stdout = \"null\" | \"inherit\", stderr = \"stdout\": routed in the result
   raises(function() sup.spawn{ "true", stdout = "somewhere" } end, "stdout", "a bad routing")
 end)
 
+-- luv's env is a list of "K=V" that replaces the environment; sup's changes
+-- it. The list form must never start a child with a surprise environment.
+test("env: luv's list of \"K=V\" raises, saying how sup's env differs", function()
+  local err = raises(function() sup.spawn{ "true", env = { "K=V" } } end, 'env[1] = "K=V"', "luv-style env")
+  ok(err:find("changes the inherited environment", 1, true), "says what sup's env does: " .. err)
+  ok(err:find("env_clear = true", 1, true), "names the way to replace it: " .. err)
+  err = raises(function() sup.spawn{ "true", env = { PATH = "/bin", "K=V" } } end, 'env[1] = "K=V"', "mixed")
+  local replaced = sup.run{ "/usr/bin/env", env = { K = "V" }, env_clear = true }
+  eq(replaced.stdout.captured, "K=V\n", "env_clear: what luv's list does")
+  local changed = sup.run{ "sh", "-c", 'printf "%s:%s" "$K" "${PATH:+inherited}"', env = { K = "V" } }
+  eq(changed.stdout.captured, "V:inherited", "without env_clear: the inherited environment, changed")
+end)
+
 test("env_clear: the environment is exactly env", function()
   local res = sup.run{ "env", env_clear = true, env = { A = "1", PATH = "/usr/bin:/bin" } }
   local lines = {}
