@@ -7,10 +7,10 @@
 #   else pkg-config's `sup`, else a sup.h and libsup.so that the compiler
 #       finds by itself: the installed libsup;
 #   else libsup's own sources (SUP_SOURCE_DIR, default ../.. : the
-#       repository's include/ and lib/, which a packed rock carries too),
-#       compiled into sup.so itself, as the Rust crate's `bundled` feature
-#       does. Only libuv's and cJSON's headers are needed (Debian:
-#       libuv1-dev libcjson-dev) and a C++17 compiler; no meson.
+#       repository's include/ and every lib/**/*.cpp, which a packed rock
+#       carries too), compiled into sup.so itself, as the Rust crate's
+#       `bundled` feature does. Only libuv's and cJSON's headers are needed
+#       (Debian: libuv1-dev libcjson-dev) and a C++17 compiler; no meson.
 # SUP_BUNDLED=yes or no overrides the choice.
 #
 # A bundled sup.so exports luaopen_sup only: libsup's symbols stay inside
@@ -53,7 +53,10 @@ endif
 
 ifeq ($(SUP_BUNDLED),yes)
 SUP_INCLUDE := $(SUP_SOURCE_DIR)/include
-LIB_SRCS := $(sort $(wildcard $(SUP_SOURCE_DIR)/lib/*.cpp))
+# Every C++ source under lib/, found rather than listed, so that a file
+# added to the library needs no change here.
+LIB_SRCS := $(sort $(shell find $(SUP_SOURCE_DIR)/lib -name '*.cpp' 2>/dev/null))
+LIB_HDRS := $(shell find $(SUP_SOURCE_DIR)/lib -name '*.hpp' 2>/dev/null)
 LIB_OBJS := $(patsubst $(SUP_SOURCE_DIR)/lib/%.cpp,$(OBJDIR)/lib/%.o,$(LIB_SRCS))
 UV_CFLAGS := $(shell $(PKG_CONFIG) --cflags libuv 2>/dev/null)
 UV_LIBS := $(or $(shell $(PKG_CONFIG) --libs libuv 2>/dev/null),-luv)
@@ -62,7 +65,7 @@ CJSON_LIBS := $(or $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null),-lcjson)
 # As lib/meson.build compiles it. gcc only: clang has no STB_GNU_UNIQUE.
 NO_GNU_UNIQUE := $(shell $(CXX) -fno-gnu-unique -x c++ -E /dev/null >/dev/null 2>&1 && echo -fno-gnu-unique)
 SUP_CXXFLAGS := -std=c++17 -O2 -fPIC -fvisibility=hidden $(NO_GNU_UNIQUE) \
-	-DSUP_BUILDING -D_GNU_SOURCE -I$(SUP_INCLUDE) $(UV_CFLAGS) $(CJSON_CFLAGS)
+	-DSUP_BUILDING -D_GNU_SOURCE -I$(SUP_INCLUDE) -I$(SUP_SOURCE_DIR)/lib $(UV_CFLAGS) $(CJSON_CFLAGS)
 SUP_LINK := $(OBJDIR)/libsup.a -Wl,--exclude-libs,ALL $(UV_LIBS) $(CJSON_LIBS) -pthread
 SUP_DEPS := $(OBJDIR)/libsup.a
 LINKER := $(CXX)
@@ -92,7 +95,7 @@ $(error sup: SUP_BUNDLED=$(SUP_BUNDLED): expected yes, no or auto)
 endif
 endif
 
-$(OBJDIR)/lib/%.o: $(SUP_SOURCE_DIR)/lib/%.cpp $(wildcard $(SUP_SOURCE_DIR)/lib/*.hpp) $(SUP_INCLUDE)/sup.h
+$(OBJDIR)/lib/%.o: $(SUP_SOURCE_DIR)/lib/%.cpp $(LIB_HDRS) $(SUP_INCLUDE)/sup.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(SUP_CXXFLAGS) -c $< -o $@
 
