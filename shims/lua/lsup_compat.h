@@ -1,7 +1,6 @@
+/* lsup_compat.h: the 5.3/5.4 C API that the module uses, over Lua 5.1 and LuaJIT 2.1 where they lack it. */
+
 /*
- * lsup_compat.h: the parts of the Lua 5.3/5.4 C API that lsup.c uses and
- * that Lua 5.1 and LuaJIT 2.1 lack, defined over the 5.1 API.
- *
  * Every replacement is a static function with a name of its own (lsupc_*),
  * never the 5.2+ name: LuaJIT 2.1 exports some 5.2 functions
  * (luaL_setfuncs, luaL_setmetatable), and a module built against the 5.1
@@ -82,7 +81,7 @@ static void *lsupc_testudata(lua_State *L, int idx, const char *name) {
 }
 
 static void lsupc_setfuncs(lua_State *L, const luaL_Reg *l, int nup) {
-  (void)nup; /* lsup.c registers no upvalues */
+  (void)nup; /* the module registers no upvalues */
   for (; l->name != NULL; l++) {
     lua_pushcfunction(L, l->func);
     lua_setfield(L, -2, l->name);

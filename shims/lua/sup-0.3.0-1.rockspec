@@ -1,16 +1,21 @@
--- The Lua module "sup" for LuaRocks users. libsup (the C library, built and
--- installed with Meson from this repository) must be installed first; then,
--- from shims/lua of a checkout (any --lua-version of 5.1, 5.3, 5.4; 5.1
--- serves LuaJIT, and so Neovim and OpenResty, too):
+-- The Lua module "sup" for LuaRocks users, for any --lua-version of 5.1,
+-- 5.3, 5.4 (5.1 serves LuaJIT, and so Neovim and OpenResty, too). From
+-- shims/lua of a checkout:
 --   luarocks --lua-version=5.4 make sup-0.3.0-1.rockspec
--- and, for a libsup outside the default search path:
---   luarocks --lua-version=5.4 make sup-0.3.0-1.rockspec SUP_DIR=/opt/sup
+-- An installed libsup is used (pkg-config's `sup`, or SUP_DIR=/opt/sup in
+-- the environment); without one, libsup is compiled into the module from
+-- the repository's own sources, needing only libuv's and cJSON's headers
+-- (Debian: libuv1-dev libcjson-dev): see rock.mk. pack-rock.sh makes a
+-- .src.rock of this rockspec and those sources, for `luarocks install`.
 rockspec_format = "3.0"
 package = "sup"
 version = "0.3.0-1"
 source = {
-  -- `luarocks make` builds the checkout it is run from; this names it.
-  url = "file://.",
+  -- The repository's include/, lib/ and shims/lua/, as pack-rock.sh packs
+  -- them. `luarocks make` does not read this: it builds the checkout it is
+  -- run from.
+  url = "file://sup-0.3.0.tar.gz",
+  dir = "sup-0.3.0/shims/lua",
 }
 description = {
   summary = "Run child processes under supervision: idle timeouts, escalation, no orphans",
@@ -27,20 +32,15 @@ through p:fd().
 dependencies = {
   "lua >= 5.1",
 }
-external_dependencies = {
-  SUP = {
-    header = "sup.h",
-    library = "sup",
-  },
-}
 build = {
-  type = "builtin",
-  modules = {
-    sup = {
-      sources = { "lsup.c" },  -- includes lsup_compat.h
-      libraries = { "sup" },
-      incdirs = { "$(SUP_INCDIR)" },
-      libdirs = { "$(SUP_LIBDIR)" },
-    },
+  type = "make",
+  makefile = "rock.mk",
+  build_variables = {
+    CFLAGS = "$(CFLAGS)",
+    LIBFLAG = "$(LIBFLAG)",
+    LUA_INCDIR = "$(LUA_INCDIR)",
+  },
+  install_variables = {
+    INST_LIBDIR = "$(LIBDIR)",
   },
 }

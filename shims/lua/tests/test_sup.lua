@@ -722,6 +722,19 @@ test("stdout = \"null\" | \"inherit\", stderr = \"stdout\": routed in the result
   raises(function() sup.spawn{ "true", stdout = "somewhere" } end, "stdout", "a bad routing")
 end)
 
+-- luv's env is a list of "K=V" that replaces the environment; sup's changes
+-- it. The list form must never start a child with a surprise environment.
+test("env: luv's list of \"K=V\" raises, saying how sup's env differs", function()
+  local err = raises(function() sup.spawn{ "true", env = { "K=V" } } end, 'env[1] = "K=V"', "luv-style env")
+  ok(err:find("changes the inherited environment", 1, true), "says what sup's env does: " .. err)
+  ok(err:find("env_clear = true", 1, true), "names the way to replace it: " .. err)
+  err = raises(function() sup.spawn{ "true", env = { PATH = "/bin", "K=V" } } end, 'env[1] = "K=V"', "mixed")
+  local replaced = sup.run{ "/usr/bin/env", env = { K = "V" }, env_clear = true }
+  eq(replaced.stdout.captured, "K=V\n", "env_clear: what luv's list does")
+  local changed = sup.run{ "sh", "-c", 'printf "%s:%s" "$K" "${PATH:+inherited}"', env = { K = "V" } }
+  eq(changed.stdout.captured, "V:inherited", "without env_clear: the inherited environment, changed")
+end)
+
 test("env_clear: the environment is exactly env", function()
   local res = sup.run{ "env", env_clear = true, env = { A = "1", PATH = "/usr/bin:/bin" } }
   local lines = {}
@@ -851,8 +864,10 @@ end)
 -- SIGINT to a Lua interpreter (the same one that runs these tests) blocked
 -- in a sup call: lua.c's handler sets a hook that raises "interrupted!";
 -- the call must end its child gracefully (the child's TERM trap runs) and
--- the interpreter exit within a second, leaving nothing running.
-local function sigint_test(name, code)
+-- the interpreter exit within a second, leaving nothing running. `check`
+-- judges how the interpreter ended (by default: by lua's error status, with
+-- "interrupted!" on stderr).
+local function sigint_test(name, code, check)
   test("SIGINT ends " .. name, function()
     local argv = t.interp()
     local file = os.tmpname()
@@ -889,8 +904,12 @@ local cmd = { "sh", "-c", 'echo $$ > %s; trap "echo term >> %s; exit 0" TERM; sl
     f:close()
     os.remove(file)
     ok(res, "the interpreter ended")
-    eq(res.exit_code, 1, "with lua's error status; stderr: " .. res.stderr.captured)
-    ok(res.stderr.captured:find("interrupted!", 1, true), "the host's own error: " .. res.stderr.captured)
+    if check then
+      check(res)
+    else
+      eq(res.exit_code, 1, "with lua's error status; stderr: " .. res.stderr.captured)
+      ok(res.stderr.captured:find("interrupted!", 1, true), "the host's own error: " .. res.stderr.captured)
+    end
     eq(written, pid .. "\nterm\n", "the child got the interrupt signal")
     ok(not t.alive(pid), "the child is gone")
     -- Valgrind slows the outer interpreter's own wait, not the host's.
@@ -900,6 +919,24 @@ end
 sigint_test("sup.run", "sup.run(cmd)")
 sigint_test("p:wait()", "local p = sup.spawn(cmd); p:wait()")
 sigint_test("p:wait(ms) in a coroutine", "local p = sup.spawn(cmd); coroutine.wrap(function() p:wait(60000) end)()")
+-- A wait inside a coroutine runs the hook that lua.c set on the main thread;
+-- the main thread's must be disarmed too, or it raises a second time,
+-- outside the pcall that caught the first.
+local function caught_once(res)
+  local out, err = res.stdout.captured, res.stderr.captured
+  eq(res.exit_code, 0, "the script went on and ended well; stderr: " .. err)
+  local n = select(2, out:gsub("interrupted!", ""))
+  eq(n, 1, "one \"interrupted!\", caught by the pcall: " .. out)
+  ok(out:find("^caught: [^\n]*interrupted!\ncontinued\n$"), "then the script went on: " .. out)
+  ok(not err:find("interrupted!", 1, true), "nothing raised outside the pcall: " .. err)
+end
+local caught = "io.write('caught: ', tostring(err), '\\n'); io.write('continued\\n')"
+sigint_test("p:wait() in a coroutine inside pcall, once",
+  "local _, err = pcall(function() coroutine.wrap(function() sup.spawn(cmd):wait() end)() end); " .. caught,
+  caught_once)
+sigint_test("sup.run in a coroutine inside pcall, once",
+  "local _, err = pcall(coroutine.wrap(function() sup.run(cmd) end)); " .. caught,
+  caught_once)
 sigint_test("p:lines()", "local p = sup.spawn(cmd); for l in p:lines() do end")
 sigint_test("p:read with a timeout", "local p = sup.spawn(cmd); p:read('stdout', nil, math.huge)")
 sigint_test("p:write to a full pipe",
