@@ -466,18 +466,25 @@ class OutputStream extends Readable {
     const gaps = this._gaps;
     const cut = (line) => (line.endsWith('\r') ? line.slice(0, -1) : line);
     for await (const chunk of this) {
-      while (gap < gaps.length && gaps[gap].at <= consumed) {
-        partial += decoder.end();
-        if (partial !== '') yield cut(partial);
-        partial = '';
-        yield `[sup: ${gaps[gap].count} bytes omitted]`;
-        gap++;
+      // A chunk may hold bytes from both sides of a gap: cut it there.
+      let off = 0;
+      while (off < chunk.length) {
+        while (gap < gaps.length && gaps[gap].at <= consumed) {
+          partial += decoder.end();
+          if (partial !== '') yield cut(partial);
+          partial = '';
+          yield `[sup: ${gaps[gap].count} bytes omitted]`;
+          gap++;
+        }
+        const end = gap < gaps.length ? Math.min(chunk.length, off + gaps[gap].at - consumed) : chunk.length;
+        const piece = chunk.subarray(off, end);
+        consumed += piece.length;
+        off = end;
+        partial += decoder.write(piece);
+        const lines = partial.split('\n');
+        partial = lines.pop();
+        for (const line of lines) yield cut(line);
       }
-      consumed += chunk.length;
-      partial += decoder.write(chunk);
-      const lines = partial.split('\n');
-      partial = lines.pop();
-      for (const line of lines) yield cut(line);
     }
     partial += decoder.end();
     if (partial !== '') yield cut(partial);
