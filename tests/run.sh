@@ -5,7 +5,8 @@
 # own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go test
 # -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
 # suites above: Lua 5.4, 5.3, 5.1 and LuaJIT, valgrind, headless Neovim) and
-# Python (mypy --strict, pytest).
+# Python (mypy --strict, pytest) and Node (an offline install of the npm
+# tarball, tsc --strict, node --test).
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
@@ -53,6 +54,7 @@ rc=0; bash tests/fuzz/run.sh 60 || rc=$?; count fuzz "$rc"; [ "$rc" -eq 0 ] || s
 rc=0; bash shims/rust/run-tests.sh build || rc=$?; count "rust shim (cargo test, clippy)" "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/go/run-tests.sh build || rc=$?; count "go shim (go vet, go test -race, GOMAXPROCS=1)" "$rc"; [ "$rc" -eq 0 ] || status=1
 rc=0; bash shims/python/run-tests.sh build || rc=$?; count "python shim (mypy, pyright, pytest, the wheel)" "$rc"; [ "$rc" -eq 0 ] || status=1
+rc=0; bash shims/node/run-tests.sh build || rc=$?; count "node shim (npm pack, offline install, tsc --strict, node --test)" "$rc"; [ "$rc" -eq 0 ] || status=1
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "sup: $passed passed, $failed failed"

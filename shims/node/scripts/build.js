@@ -85,7 +85,8 @@ if (!hasCjson()) die('cJSON is missing: libsup parses its spec with it (Debian: 
 const python = ['python3', 'python'].find((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0);
 if (!python) die('python3 is missing: node-gyp needs it (Debian: apt-get install python3)');
 
-const args = [nodeGyp(), 'rebuild', `--nodedir=${nodeDir()}`, `--python=${python}`];
+// Every CPU: libsup is some twenty C++ files.
+const args = [nodeGyp(), 'rebuild', `--nodedir=${nodeDir()}`, `--python=${python}`, '--jobs=max'];
 if (process.env.SUP_NODE_DEBUG) args.push('--debug');
 const r = spawnSync(process.execPath, args, { cwd: here, stdio: 'inherit', env: { ...process.env, npm_config_offline: 'true' } });
 if (r.status !== 0) die(`building the addon failed (node-gyp exited with ${r.status ?? r.signal})`);
