@@ -118,6 +118,8 @@ const ROUTES = { pipe: 'pipe', tee: 'tee', inherit: 'inherit', ignore: 'null' };
 // Backpressure for a live stream: sup holds back a stream whose reader is
 // this far behind; a plain pipe's reader then reads the pipe itself.
 const BACKPRESSURE_BYTES = 256 * 1024;
+// Up to this many kept bytes, the result's JSON text is taken at once.
+const RAW_EAGER_BYTES = 256 * 1024;
 
 function isReadable(v) {
   return v !== null && typeof v === 'object' && typeof v.pipe === 'function' && typeof v.on === 'function';
@@ -248,7 +250,14 @@ function resultFields(target, s) {
       enumerable: false,
       configurable: true,
       get() {
-        const value = s.json === null ? null : JSON.parse(s.json);
+        // The text of a large capture is built only when asked for: from
+        // the handle that was kept for it (see Subprocess._finish).
+        let json = s.json;
+        if (json === undefined) {
+          json = s.keeper && !s.keeper.released() ? s.keeper.result() : null;
+          s.keeper = null;
+        }
+        const value = json === null ? null : JSON.parse(json);
         Object.defineProperty(this, 'raw', { value, enumerable: false });
         return value;
       },
@@ -345,7 +354,9 @@ function canceledBeforeStart(plan) {
 // reported: an 'omitted' event (count) and `omittedBytes`.
 class OutputStream extends Readable {
   constructor(sub, stream) {
-    super();
+    // Room for several of sup's 64 KiB reads, so that one wake-up of the
+    // loop moves what the pipe holds without stopping the watch.
+    super({ highWaterMark: 1 << 20 });
     this._sub = sub;
     this._stream = stream;
     this._attached = false;
@@ -632,11 +643,16 @@ class Subprocess {
     const sum = proc.summary();
     const plan = this._plan;
     const captured = [null, proc.output(STDOUT) || Buffer.alloc(0), proc.output(STDERR) || Buffer.alloc(0)];
-    const json = proc.result();
+    // sup's result JSON escapes every kept byte: cheap for small output,
+    // costly for megabytes. A large capture's handle is kept instead (until
+    // raw is read or the result collected: the handle's finalizer frees it).
+    const small = captured[STDOUT].length + captured[STDERR].length <= RAW_EAGER_BYTES;
+    const json = small ? proc.result() : undefined;
     const outcome = OUTCOMES[sum.outcome];
     const s = {
       plan,
       json,
+      keeper: small ? null : proc,
       command: plan.command,
       pid: this.pid,
       exitCode: sum.exitCode === null ? undefined : sum.exitCode,
@@ -653,7 +669,7 @@ class Subprocess {
       stderrOmittedBytes: sum.stderrOmitted,
       durationMs: sum.durationMs,
     };
-    this._final = { captured, omitted: [0, sum.stdoutOmitted, sum.stderrOmitted] };
+    this._final = { captured, omitted: [0, sum.stdoutOmitted, sum.stderrOmitted], keep: !small };
     this._maybeRelease();
     if (!s.failed) return this._resolve(resultFields({}, s));
     const err = makeError(s, s.isCanceled ? plan.signal.reason : undefined);
@@ -673,8 +689,15 @@ class Subprocess {
     const proc = this._proc;
     if (!proc) return;
     for (const s of [this.stdout, this.stderr]) if (s) s._armed = false;
+    // No watch may outlive this: an armed one would hold the handle, and
+    // a descriptor that stays readable would wake the loop for ever.
+    proc.watchOutput(STDOUT, null);
+    proc.watchOutput(STDERR, null);
+    proc.watchInput(null);
     this._proc = null;
-    proc.release();
+    // Kept for a lazy raw: every watch is stopped by now, so nothing but
+    // the result holds the handle.
+    if (!(this._final && this._final.keep)) proc.release();
     if (this.stdin) this.stdin._released();
   }
 

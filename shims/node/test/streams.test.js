@@ -148,3 +148,15 @@ test('a pty: typed input, resize, Ctrl-C', async () => {
   assert.equal(r.outcome, 'signaled');
   assert.throws(() => p.resize(5, 5), { code: 'ESRCH' });
 });
+
+test('a large capture: raw is built when read, from the handle kept for it', async () => {
+  const p = spawn('sh', ['-c', 'head -c 3000000 /dev/zero | tr "\\0" a; echo; echo tail'], { stdin: 'ignore' });
+  const r = await p.result;
+  assert.equal(r.stdout.length, 3000000 + 5);
+  assert.equal(r.raw.stdout.bytes, 3000000 + 6);
+  assert.ok(r.raw.stdout.captured.endsWith('a\ntail\n'));
+  // A stream first read after the end still reads from the start.
+  let n = 0;
+  for await (const c of p.stdout) n += c.length;
+  assert.equal(n, 3000000 + 6);
+});
