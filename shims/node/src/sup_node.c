@@ -414,17 +414,20 @@ static napi_value proc_read(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "sup: max must be 1 .. 16 MiB");
     return NULL;
   }
-  void *data;
-  napi_value buf;
-  CHECK(napi_create_buffer(env, (size_t)max, &data, &buf));
+  /* Into the scratch buffer first, then a Buffer of the size read: a pipe
+   * often holds a few KiB, and a 64 KiB Buffer per read would cost more
+   * than the copy. */
+  char *data = g_scratch;
+  if ((size_t)max > sizeof g_scratch && (data = malloc((size_t)max)) == NULL) return throw_code(env, SUP_ENOMEM, "read");
   uint64_t before = pr->pos[stream];
   size_t n = 0;
   int rc = sup_output_read(pr->p, stream, &pr->pos[stream], data, (size_t)max, &n);
+  napi_value out = NULL;
+  if (rc == 0 && pr->pos[stream] - before > n) pr->lost[stream] += pr->pos[stream] - before - n;
+  if (rc == 0 && napi_create_buffer_copy(env, n, data, NULL, &out) != napi_ok) out = NULL;
+  if (data != g_scratch) free(data);
   if (rc < 0) return throw_code(env, rc, "read");
-  if (pr->pos[stream] - before > n) pr->lost[stream] += pr->pos[stream] - before - n;
-  if (n == (size_t)max) return buf;
-  napi_value out;
-  CHECK(napi_create_buffer_copy(env, n, data, NULL, &out));
+  if (out == NULL) return throw_status(env, "napi_create_buffer_copy");
   return out;
 }
 
