@@ -795,12 +795,12 @@ async function run(file, args, options) {
   return sub.result;
 }
 
-module.exports = {
-  run,
-  spawn,
-  Subprocess,
-  SupError,
-  version: native.version(),
-  // The libuv that libsup runs on inside this process: Node's own.
-  uvVersion: native.uvVersion(),
-};
+// One assignment each, so that `import { run } from 'sup'` finds every name
+// (Node reads a CommonJS module's exports from its text).
+exports.run = run;
+exports.spawn = spawn;
+exports.Subprocess = Subprocess;
+exports.SupError = SupError;
+exports.version = native.version();
+// The libuv that libsup runs on inside this process: Node's own.
+exports.uvVersion = native.uvVersion();
