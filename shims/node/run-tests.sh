@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check of the Node shim:
 #   shims/node/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
-# It works in BUILD_DIR/node-shim (the addon compiles libsup from this
-# checkout's sources, so no meson build is needed). Steps: npm pack (the
+# It works in BUILD_DIR/node-shim, BUILD_DIR being sup's meson build dir as
+# for the other shims (the addon compiles libsup from this checkout's
+# sources itself; the build dir only holds the work). Steps: npm pack (the
 # tarball carries libsup's sources), npm install of that tarball in a fresh
 # project outside the checkout with the registry unreachable (the install
 # builds the addon offline, against this machine's Node headers), tsc
@@ -13,14 +14,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-case $1 in
-  /*) build=$1 ;;
-  *) build=$repo/$1 ;;
-esac
+# shims/build-dir.sh: BUILD_DIR into $build (a meson build dir of sup, as
+# for every shim; the addon itself compiles libsup from the sources).
+source "$repo/shims/build-dir.sh"
 work=$build/node-shim
 mkdir -p "$work"
 
