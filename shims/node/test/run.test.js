@@ -193,6 +193,13 @@ test('contain: group, auto (cgroup where possible)', async () => {
   assert.ok(c.exitCode === 0 || c.code === 'ENOTSUP', String(c.message));
 });
 
+test('cgroupParent and ttyForeground reach the spec', async () => {
+  const r = await run('true', [], { contain: 'auto', cgroupParent: '/sys/fs/cgroup/sup-node-no-such-dir' });
+  if (r.raw.contained === 'group') assert.match(r.raw.contain_fallback, /sup-node-no-such-dir/);
+  // Not in the foreground of a terminal here: the key is accepted and ignored.
+  assert.equal((await run('true', [], { ttyForeground: true, stdin: 'inherit' })).exitCode, 0);
+});
+
 test('pty: the child on a terminal; input typed; run resolves', async () => {
   const r = await run('sh', ['-c', 'test -t 0 && test -t 1 && stty size'], { pty: { rows: 30, cols: 100 } });
   assert.equal(r.stdout, '30 100');
