@@ -215,7 +215,19 @@ test('the library runs on Node\'s own libuv, with no libuv.so loaded', () => {
   assert.ok(sup.version >= 300);
 });
 
-test('the sentinel is built beside the addon', () => {
+test('the sentinel is built beside the addon, and runs for this process', async () => {
   const dir = path.join(pkg, 'build', 'Release');
-  fs.accessSync(path.join(dir, 'sup-sentinel'), fs.constants.X_OK);
+  const program = path.join(dir, 'sup-sentinel');
+  fs.accessSync(program, fs.constants.X_OK);
+  await run('true');
+  // libsup found it beside the addon (dladdr of its own code): one
+  // sentinel runs, started as "sup-sentinel <this pid>" from that path.
+  const mine = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (argv[0] === 'sup-sentinel' && argv[1] === String(process.pid)) mine.push(fs.readlinkSync(`/proc/${pid}/exe`));
+    } catch {}
+  }
+  assert.deepEqual(mine, [fs.realpathSync(program)]);
 });
