@@ -53,3 +53,16 @@ test('a Ctrl-C (SIGINT) of the Node process ends its children', async () => {
   assert.equal(signal, 'SIGINT');
   await until(() => !alive(child) && !alive(grandchild), 3000, 'the children of the interrupted host to end');
 });
+
+test('worker threads: each has its own addon instance on its own loop', async () => {
+  const { Worker } = require('node:worker_threads');
+  const code = `const sup = require(${JSON.stringify(pkg)}); const { parentPort, workerData } = require('node:worker_threads');
+    sup.run('echo', ['worker ' + workerData]).then((r) => parentPort.postMessage(r.stdout));`;
+  const results = await Promise.all([1, 2].map((n) => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: n });
+    w.once('message', resolve);
+    w.once('error', reject);
+  })));
+  assert.deepEqual(results, ['worker 1', 'worker 2']);
+  assert.equal((await sup.run('echo', ['main'])).stdout, 'main');
+});
