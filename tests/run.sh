@@ -5,7 +5,8 @@
 # with its own toolchain and runner: Rust (cargo test, clippy), Go (go vet, go
 # test -race and with GOMAXPROCS=1), Lua (meson's lua suite, run with the C
 # suites above: Lua 5.4, 5.3, 5.1 and LuaJIT, valgrind, headless Neovim),
-# Python (mypy --strict, pytest) and Node (node --test).
+# Python (mypy --strict, pytest) and Node (an offline install of the npm
+# tarball, tsc --strict, node --test).
 #
 # Each pass builds only what its tests run (tests/targets.py): the plain and
 # ASan passes everything, TSan and clang their suites. The builds run one
@@ -119,7 +120,7 @@ shim fuzz bash tests/fuzz/run.sh 60
 shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
 shim "go shim (go vet, go test -race, GOMAXPROCS=1)" bash shims/go/run-tests.sh build
 shim "python shim (mypy, pyright, pytest, the wheel)" bash shims/python/run-tests.sh build
-[ -f shims/node/run-tests.sh ] && shim "node shim (tsc, node --test)" bash shims/node/run-tests.sh build
+shim "node shim (npm pack, offline install, tsc --strict, node --test)" bash shims/node/run-tests.sh build
 
 stamp "done"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
