@@ -209,10 +209,9 @@ class HelpAndVersion(unittest.TestCase):
 
 class OptionValues(TempDirTest):
     BAD = {
-        "--idle-timeout": ["-1", "abc", "1x", "", "1e3", "inf", "nan", "0x10", " 1", "1 ",
-                           "1.2.3", "1s5", ".", "s", "-0.5s", "5 s", "1S", "1d",
-                           "99999999999999999999", "9999999999999h"],
-        "--max-runtime": ["-5s", "10d", "+1", "1,5"],
+        "--idle-timeout": ["-1", "abc", "1x", "", "nan", "1 ", "-0",
+                           "1.2.3", "1s5", ".", "s", "-0.5s", "5 s", "1S", "1dd", "1e", "0x"],
+        "--max-runtime": ["-5s", "10y", "1,5", "- 1"],
         "--grace": ["junk", "-1", "2 s"],
         "--signal": ["NOPE", "0", "65", "-2", "SIG", "", "TERM2", "2x"],
         "--on-timeout": ["later", "", "KILL"],
@@ -1019,13 +1018,11 @@ class Defects(TempDirTest):
                                    capture_output=True, timeout=20, preexec_fn=ignore_sigchld)
                 self.assertEqual((p.returncode, p.stderr), (code, b""))
 
-    # defect 14: limits of the library checked in option parsing.
+    # defect 14: limits of the library checked in option parsing. Durations
+    # past the library's clock mean no limit, as in GNU timeout (issue 46).
     def test_too_large_values_name_the_option(self):
         marker = self.path("ran")
-        cases = [("--idle-timeout", "1000000h"), ("--max-runtime", "1000000h"),
-                 ("--grace", "300000h"), ("--grace", "1000000001s"),
-                 ("--max-output", "2048G"), ("--max-output", "1099511627777")]
-        for option, value in cases:
+        for option, value in (("--max-output", "2048G"), ("--max-output", "1099511627777")):
             for args in ([option, value], [f"{option}={value}"]):
                 with self.subTest(args=args):
                     r = run(*args, "--", "touch", marker)
@@ -1035,6 +1032,27 @@ class Defects(TempDirTest):
                     self.assertNotIn(b"spec", r.stderr)
                     self.assertNotIn(b"cannot run", r.stderr)
                     self.assertFalse(os.path.exists(marker), "the command must not run")
+
+    def test_gnu_durations_and_too_large_ones_mean_no_limit(self):
+        for args in (["--idle-timeout", "1000000h"], ["--max-runtime", "1000000h"],
+                     ["--max-runtime", "99999999999999999999"], ["--max-runtime", "inf"],
+                     ["--max-runtime", "2.34e+5d"], ["--max-runtime", "999e999"],
+                     ["--first-output-timeout", "1e400"], ["--grace", "300000h"],
+                     ["--grace", "1000000001s"], ["--idle-timeout", "1d"],
+                     ["--max-runtime", "0x10"], ["--max-runtime", " 1e3"], ["--max-runtime", "+1"]):
+            with self.subTest(args=args):
+                r = run(*args, "--", "sh", "-c", "echo ok; exit 3")
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (3, b"ok\n", b""))
+
+    def test_gnu_duration_forms_time_out(self):
+        for value in ("0.3", "3e-1", "0x1.3333333333333p-2", "0.005m", "3e-1s"):
+            with self.subTest(value=value):
+                r = run("-q", "--max-runtime", value, "--", "sleep", "10")
+                self.assertEqual(r.returncode, 124, r.stderr)
+                self.assertLess(r.elapsed, 5)
+        # Too small for a double, yet more than 0: the shortest limit.
+        r = run("-q", "--max-runtime", "1e-10000", "--", "sleep", "10")
+        self.assertEqual(r.returncode, 124, r.stderr)
 
     def test_largest_values_accepted(self):
         for args in (["--idle-timeout", "1000000000s"], ["--grace", "1000000000000ms"],
