@@ -351,6 +351,12 @@ int supervise(int argc, char **argv, enum frontend frontend)
     return 128 + atomic_load(&g_first_signal);
   }
 
+  /* GNU's timer, armed before the command can run: a signal relayed as
+   * soon as it starts, with -k, re-arms it for the kill (on_relay) and
+   * must not be overridden here. SIGALRM before the handle is published
+   * is acted on when it is (publish_proc). */
+  if (frontend == FRONTEND_TIMEOUT)
+    start_timer(opts.timeout_seconds);
   sup_proc *p = NULL;
   char detail[512] = "";
   int rc = sup_spawn_ex(spec, &p, detail, sizeof detail);
@@ -364,8 +370,6 @@ int supervise(int argc, char **argv, enum frontend frontend)
     return spawn_failure_status(rc);
   }
   publish_proc(p);
-  if (frontend == FRONTEND_TIMEOUT)
-    start_timer(opts.timeout_seconds);
 
   const bool passthrough[2] = {strcmp(opts.stdout_mode, "pipe") == 0,
                                strcmp(opts.stderr_mode, "pipe") == 0};

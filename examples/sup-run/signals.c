@@ -120,11 +120,7 @@ static void set_timer(double seconds)
   setitimer(ITIMER_REAL, &it, NULL);
 }
 
-void start_timer(double seconds)
-{
-  if (seconds > 0 && seconds < 1e9)
-    set_timer(seconds);
-}
+void start_timer(double seconds) { set_timer(seconds); }
 
 /* What SIGALRM asked for, on the published handle. */
 static void act_on_alarm(sup_proc *p)

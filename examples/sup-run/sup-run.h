@@ -142,7 +142,8 @@ void install_signal_handlers(const struct options *o);
 /* The spec's "reset_signals" for o->keep_ignored_signals, as a JSON array. */
 void append_reset_signals(struct strbuf *sb, const struct options *o);
 void drain_wake_pipe(void);
-/* sup-timeout: its timer, SIGALRM after `seconds` (0 or too far: none). */
+/* sup-timeout: its timer, SIGALRM after `seconds`; 0 or too far (past
+ * 1e9 s) disarms it. */
 void start_timer(double seconds);
 void publish_proc(sup_proc *p);
 /* A second SIGINT, SIGTERM, SIGHUP or SIGQUIT to sup-run: it no longer
