@@ -528,6 +528,48 @@ class Signals(TempDirTest):
         self.assertEqual(result["term_signal"], "SIGKILL")
         self.assertTrue(result["forced_kill"])
 
+    def test_quit_interrupts_too(self):
+        script = 'trap "echo got TERM; exit 0" TERM; echo ready; ' + SILENT_LOOP
+        r = Running(self, ["--json", self.path("r.json"), "--", "sh", "-c", script])
+        r.wait_for("out", b"ready\n")
+        r.proc.send_signal(signal.SIGQUIT)
+        self.assertEqual(r.finish(), 128 + signal.SIGQUIT)
+        self.assertIn(b"got TERM\n", r.out)
+        self.assertEqual(self.read_json("r.json")["outcome"], "interrupted")
+
+    def test_usr1_and_usr2_are_relayed_as_they_are(self):
+        for sig in (signal.SIGUSR1, signal.SIGUSR2):
+            name = signal.Signals(sig).name[3:]
+            with self.subTest(signal=name):
+                script = f'trap "echo got {name}; exit 9" {name}; echo ready; ' + SILENT_LOOP
+                r = Running(self, ["--", "sh", "-c", script])
+                r.wait_for("out", b"ready\n")
+                r.proc.send_signal(sig)
+                self.assertEqual(r.finish(), 9)
+                self.assertIn(f"got {name}\n".encode(), r.out)
+
+    def test_alarm_is_the_max_runtime(self):
+        # SIGALRM is sup-run's own timer going off (nested timeouts).
+        r = run("--json", self.path("r.json"), "--", "sh", "-c", "kill -ALRM $PPID; exec sleep 10")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertLess(r.elapsed, 5)
+        self.assertEqual(self.read_json("r.json")["outcome"], "max_runtime")
+        self.assertRegex(r.stderr, rb"SIGALRM: ended as at its max runtime; sent SIGTERM at \d\.\ds; exit 124\n$")
+        r = run("-q", "--", "sh", "-c", "exec timeout -s ALRM 0.3 " + SUP_RUN + " -- sleep 10")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertLess(r.elapsed, 5)
+
+    def test_keep_ignored_signals(self):
+        grep = "grep '^SigIgn' /proc/self/status"
+        r = run("--", "sh", "-c", f"trap '' PIPE USR1 XFSZ; {SUP_RUN} -- {grep}")
+        self.assertEqual(r.stdout, b"SigIgn:\t0000000000000000\n")
+        r = run("--", "sh", "-c", f"trap '' PIPE USR1 XFSZ; {SUP_RUN} --keep-ignored-signals -- {grep}")
+        mask = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGUSR1 - 1)) | (1 << (signal.SIGXFSZ - 1))
+        self.assertEqual(r.stdout, b"SigIgn:\t%016x\n" % mask)
+        # sup-run's own SIG_IGN of SIGPIPE and SIGTTOU is not passed on.
+        r = run("--keep-ignored-signals", "--", "sh", "-c", grep)
+        self.assertEqual(r.stdout, b"SigIgn:\t0000000000000000\n")
+
     def test_grace_escalates_to_kill(self):
         script = 'trap "" TERM; echo ready; exec sleep 30'
         r = run("--max-runtime", "0.2", "--grace", "0.3", "--json", self.path("r.json"), "--",
