@@ -23,8 +23,8 @@
  *   than 7 ms away) or the caller waits any other way (sup_fd, the
  *   sup_output_* calls, sup_result, a sup_poll that does not block).
  *
- *   - sup_interrupt, sup_abort and sup_signal may be called from any thread
- *     at any time,
+ *   - sup_interrupt, sup_abort, sup_expire and sup_signal may be called
+ *     from any thread at any time,
  *     concurrently with every other call on the same handle except
  *     sup_release, and are async-signal-safe: a host may call them from its
  *     SIGINT handler. Requests are latched: none is lost, whenever it lands.

@@ -11,6 +11,7 @@ SUP_TIMEOUT=/path/to/sup-timeout python3 tests/cli/test_sup_timeout.py [-v].
 
 import json
 import os
+import pty
 import select
 import signal
 import subprocess
@@ -357,6 +358,43 @@ class Compare(unittest.TestCase):
         self.assertEqual(sup.status, 124)
         gnu, sup = self.same("--foreground", "-v", "--preserve-status", "0.3", "sleep", "10")
         self.assertEqual(sup.status, 128 + signal.SIGTERM)
+
+    def on_terminal(self, program, options):
+        """Runs `sh -c 'PROGRAM OPTIONS 2 sh -c "read x; echo got $x"'` on a
+        new terminal, typing a line after half a second."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            cmd = f'{program} {options} 2 sh -c "read x; echo got \\$x"; echo rc=$?'
+            os.execvp("sh", ["sh", "-c", cmd])
+        out, start, typed = b"", time.monotonic(), False
+        while time.monotonic() - start < 15:
+            if not typed and time.monotonic() - start > 0.5:
+                os.write(fd, b"hello\n")
+                typed = True
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(fd, 1024)
+                except OSError:
+                    break
+                if not data:
+                    break
+                out += data
+        os.waitpid(pid, 0)
+        os.close(fd)
+        return out.replace(b"\r\n", b"\n"), time.monotonic() - start
+
+    def test_foreground_gives_the_terminal(self):
+        # From a script (not a shell prompt): with --foreground the command
+        # reads the terminal; without, it is in the background, stopped by
+        # SIGTTIN, and times out.
+        for options, expected in (("--foreground", b"hello\ngot hello\nrc=0\n"), ("", b"hello\nrc=124\n")):
+            with self.subTest(options=options):
+                gnu = self.on_terminal(GNU_TIMEOUT, options)
+                sup = self.on_terminal(SUP_TIMEOUT, options)
+                self.assertEqual(gnu[0], expected)
+                self.assertEqual(sup[0], expected)
+                self.assertLess(abs(sup[1] - gnu[1]), 1.5)
 
     # ---- sup's own options ------------------------------------------------
 
