@@ -39,6 +39,14 @@ static bool is_tty_stop(int sig)
   return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* sup-timeout follows Ctrl-Z, but not a stop for reading or writing the
+ * terminal in the background: as GNU timeout (`timeout 10 dd &`), it keeps
+ * running so that the timeout still ends the stopped command. */
+static bool follows(int sig)
+{
+  return g_frontend == FRONTEND_RUN || sig == SIGTSTP;
+}
+
 /* Whether stdin is the controlling terminal with `pgrp` in its foreground. */
 bool terminal_foreground_is(pid_t pgrp)
 {
@@ -107,7 +115,7 @@ void handle_job_control(sup_proc *p, int *conts_seen)
     siginfo_t info = {0};
     if (waitid(P_PID, (id_t)sup_pid(p), &info, WSTOPPED | WNOWAIT | WNOHANG | __WALL) == 0 &&
         info.si_pid == sup_pid(p) && info.si_code == CLD_STOPPED &&
-        is_tty_stop(info.si_status))
+        is_tty_stop(info.si_status) && follows(info.si_status))
       follow_stopped_command(p, info.si_status);
   }
   /* Continued by someone else after a stop sup-run did not follow ('fg'

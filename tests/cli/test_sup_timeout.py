@@ -396,6 +396,42 @@ class Compare(unittest.TestCase):
                 self.assertEqual(sup[0], expected)
                 self.assertLess(abs(sup[1] - gnu[1]), 1.5)
 
+    def in_background(self, program):
+        """PROGRAM 1 sh -c 'read x' in a background group of a terminal's
+        session: the read stops the command (SIGTTIN). Returns what the
+        session leader saw: the exit status, or 99 if the job stopped."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            child = os.fork()
+            if child == 0:
+                os.setpgid(0, 0)
+                os.execvp(program, [program, "1", "sh", "-c", "read x; echo got $x"])
+            _, status = os.waitpid(child, os.WUNTRACED)
+            if os.WIFSTOPPED(status):
+                os.kill(-child, signal.SIGKILL)
+                os._exit(99)
+            os._exit(os.waitstatus_to_exitcode(status) & 255)
+        start = time.monotonic()
+        while time.monotonic() - start < 15:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            try:
+                if ready and not os.read(fd, 1024):
+                    break
+            except OSError:
+                break
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return os.waitstatus_to_exitcode(status), time.monotonic() - start
+
+    def test_a_background_read_still_times_out(self):
+        # `timeout 10 dd &`: the command is stopped by SIGTTIN; timeout keeps
+        # running and ends it at the deadline.
+        gnu = self.in_background(GNU_TIMEOUT)
+        sup = self.in_background(SUP_TIMEOUT)
+        self.assertEqual(gnu[0], 124)
+        self.assertEqual(sup[0], 124)
+        self.assertLess(abs(sup[1] - gnu[1]), 1.5)
+
     # ---- sup's own options ------------------------------------------------
 
     def test_idle_timeout(self):
