@@ -146,7 +146,7 @@ static void print_help(void)
 "  127    COMMAND was not found\n"
 "  128+N  COMMAND died from signal N that sup-run did not send, or sup-run\n"
 "         received signal N and ended COMMAND because of it (129 SIGHUP, 130\n"
-"         SIGINT, 143 SIGTERM)\n"
+"         SIGINT, 131 SIGQUIT, 143 SIGTERM)\n"
 "  141    writing to sup-run's standard output or error failed with EPIPE,\n"
 "         the reader having gone away (as in '" PROGNAME " -- yes | head -1'):\n"
 "         sup-run stopped passing that stream through, interrupted COMMAND\n"

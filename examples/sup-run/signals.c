@@ -37,6 +37,9 @@ static atomic_ullong g_pending_relays;
 /* sup-timeout: the -k duration, and GNU's rule that once it is armed the
  * next SIGALRM sends SIGKILL (g_kill_wanted) instead of the -s signal. */
 static double g_kill_after;
+/* sup-timeout: GNU timeout's own signals (INT, QUIT, HUP, TERM, the -s
+ * one), each relayed with a SIGCONT after it; bit sig - 1. */
+static uint64_t g_gnu_signals;
 static atomic_bool g_alarm_kills;
 static atomic_bool g_kill_wanted;
 
@@ -97,8 +100,7 @@ static void send_pending_relays(sup_proc *p)
       continue;
     bits &= ~bit(sig);
     sup_signal(p, sig);
-    if (g_frontend == FRONTEND_TIMEOUT && sig != SIGKILL && sig != SIGCONT &&
-        sig != SIGUSR1 && sig != SIGUSR2)
+    if ((g_gnu_signals & bit(sig)) != 0 && sig != SIGKILL && sig != SIGCONT)
       sup_signal(p, SIGCONT);
   }
 }
@@ -159,7 +161,7 @@ static void on_alarm(int sig)
 static void on_relay(int sig)
 {
   int saved_errno = errno;
-  if (g_frontend == FRONTEND_TIMEOUT && sig != SIGUSR1 && sig != SIGUSR2) {
+  if ((g_gnu_signals & bit(sig)) != 0) {
     int n = atomic_fetch_add(&g_signal_count, 1) + 1;
     if (n == 1)
       atomic_store(&g_first_signal, sig);
@@ -236,6 +238,12 @@ void install_signal_handlers(const struct options *o)
   if (own != 0)
     sigaddset(&set, own);
 
+  if (timeout) {
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+      g_gnu_signals |= bit(ends[i]);
+    if (own != 0 && own != SIGALRM)
+      g_gnu_signals |= bit(own);
+  }
   for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
     handle(ends[i], timeout ? on_relay : on_signal, &set, timeout);
   for (size_t i = 0; i < sizeof relays / sizeof relays[0]; i++)
