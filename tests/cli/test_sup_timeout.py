@@ -135,6 +135,10 @@ class Compare(unittest.TestCase):
         gnu, sup = self.same("-k", "5", "0.3", "sleep", "10")
         self.assertEqual(sup.status, 124)
 
+    def test_a_stopped_command_times_out(self):
+        gnu, sup = self.same("0.3", "sh", "-c", "kill -STOP $$; echo after")
+        self.assertEqual(sup.status, 124)
+
     def test_no_kill_without_k(self):
         # GNU never sends KILL unless -k is given: the command that ignores
         # TERM runs on to its own end.
