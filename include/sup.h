@@ -23,8 +23,8 @@
  *   than 7 ms away) or the caller waits any other way (sup_fd, the
  *   sup_output_* calls, sup_result, a sup_poll that does not block).
  *
- *   - sup_interrupt, sup_abort and sup_signal may be called from any thread
- *     at any time,
+ *   - sup_interrupt, sup_abort, sup_expire and sup_signal may be called
+ *     from any thread at any time,
  *     concurrently with every other call on the same handle except
  *     sup_release, and are async-signal-safe: a host may call them from its
  *     SIGINT handler. Requests are latched: none is lost, whenever it lands.
@@ -547,6 +547,19 @@ SUP_API const char *sup_signal_name(int sig);
  *                     beside it. Default false. Errors: SUP_ENOSPC when no
  *                     pseudo-terminal is left (the detail names
  *                     kernel.pty.max).
+ *   keep_ignored_signals  false (default): the child starts with every signal
+ *                     at its default disposition, whatever the host's. true:
+ *                     a signal the host ignores (SIG_IGN when the child is
+ *                     cloned) stays ignored in the child, as fork and exec
+ *                     pass it on in a shell (nohup's SIGHUP, a trap '' PIPE),
+ *                     except those of reset_signals. Handlers never pass on:
+ *                     a handled signal is at its default in the child
+ *   reset_signals     an array of signal names or numbers as
+ *                     interrupt_signal takes them (["PIPE", "XFSZ"]): these
+ *                     are at their default in the child even with
+ *                     keep_ignored_signals (CPython's restore_signals, GNU
+ *                     timeout's own signals). Default []. An unknown name
+ *                     is SUP_EINVAL naming the element (reset_signals[1])
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -652,6 +665,23 @@ SUP_API int sup_signal(sup_proc *p, int sig);
  * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
  * Thread-safety: any thread, any time before sup_release; async-signal-safe. */
 SUP_API int sup_abort(sup_proc *p);
+
+/* sup_expire: the child's maximum runtime as if it had come now: the child
+ * is ended as max_runtime_ms would end it (on_timeout: the interrupt signal,
+ * then SIGKILL after grace_ms; or SIGKILL at once) and the outcome is
+ * "max_runtime", whether max_runtime_ms is set or not. For a supervisor
+ * whose own timer fires outside sup (GNU timeout's SIGALRM, a harness's
+ * budget). Like a deadline, it changes nothing once sup is ending the child
+ * for another reason (an interrupt, an abort, another timeout): the first
+ * cause stands, and the signals already on their way are not repeated. The
+ * request is latched and acted on by the library's thread at once; a main
+ * process that has already exited by then is not ended by it.
+ * Returns 0 when the request was latched, 1 when the result was already
+ * final (nothing changes: a final result is immutable).
+ * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
+ * Thread-safety: any thread, any time before sup_release; async-signal-safe
+ * (errno is kept). */
+SUP_API int sup_expire(sup_proc *p);
 
 /* sup_result: the final result as a JSON object, owned by the handle and
  * valid until sup_release:

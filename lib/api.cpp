@@ -281,6 +281,19 @@ SUP_API int sup_abort(sup_proc* p) {
   return proc->request(sup::kAbort);
 }
 
+SUP_API int sup_expire(sup_proc* p) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  if (proc->is_final()) return 1;
+  // Latched for the loop, which sends the signals as the deadline would
+  // (handle_requests_locked): the escalation's grace and its kill are the
+  // loop's anyway. A signal handler's caller keeps its errno.
+  const int saved_errno = errno;
+  const int rc = proc->request(sup::kExpire);
+  errno = saved_errno;
+  return rc;
+}
+
 SUP_API const char* sup_result(sup_proc* p) {
   Call proc(p);
   if (!proc) return nullptr;

@@ -295,7 +295,7 @@ void Process::handle_requests_locked() {
   if (ended()) return;
   if (bits & kResume) resume_held_back();
   if (ended()) return;
-  if ((bits & (kAbort | kInterrupt)) == 0) {
+  if ((bits & (kAbort | kInterrupt | kExpire)) == 0) {
     if (bits & kRearm) arm_deadline();
     return;
   }
@@ -308,6 +308,13 @@ void Process::handle_requests_locked() {
   if (bits & kAbort) {
     if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
     if (escalation_ != Escalation::kill_sent) kill_group(now);
+  }
+  // sup_expire: what the max runtime's deadline would do now
+  // (act_on_deadline), and, as there, nothing once sup is ending the child
+  // for another reason: the first cause stands.
+  if ((bits & kExpire) && lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
+    timeout_kind_ = TimeoutKind::max_runtime;
+    timed_out();
   }
   if ((bits & kInterrupt) && lifecycle_ == Lifecycle::running) {
     cause_ = std::max(cause_, Cause::interrupted);

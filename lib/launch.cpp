@@ -21,6 +21,7 @@
 #include <cstring>
 #include <new>
 
+#include "child_signals.hpp"
 #include "sup.h"
 
 extern char** environ;
@@ -60,15 +61,7 @@ struct ChildArgs {
   // returned (after the child's exec or exit).
   FailedStep failed_step;
   int failed_errno;
-};
-
-// The kernel's struct sigaction (not glibc's): the child calls the system
-// call directly.
-struct KernelSigaction {
-  void (*handler)(int);
-  unsigned long flags;
-  void (*restorer)();
-  uint64_t mask;
+  ChildSignals signals;
 };
 
 #define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
@@ -92,7 +85,7 @@ struct KernelSigaction {
 // Runs in the child, on ChildStack, sharing the parent's memory until exec.
 // Only raw system calls: no allocation, no locks, no sanitizer hooks, and
 // nothing that could run a host signal handler (all signals are blocked
-// until the last step, after every disposition is back to default).
+// until the last step, after every disposition is set: apply_child_signals).
 SUP_CHILD_CODE int child_main(void* raw) {
   auto* a = static_cast<ChildArgs*>(raw);
 
@@ -150,12 +143,7 @@ SUP_CHILD_CODE int child_main(void* raw) {
   if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) child_fail(a, FailedStep::setup);
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
 
-  KernelSigaction dfl{};
-  dfl.handler = SIG_DFL;
-  for (int sig = 1; sig <= 64; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof(uint64_t));
-  }
+  apply_child_signals(a->signals);
   uint64_t empty_mask = 0;
   if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(uint64_t)) != 0)
     child_fail(a, FailedStep::setup);
@@ -284,6 +272,8 @@ LaunchPlan plan_launch(const Spec& spec) {
   plan.cwd = spec.cwd;
   plan.tty_foreground = spec.tty_foreground;
   plan.terminal = spec.pty;
+  plan.signals.keep_ignored = spec.keep_ignored_signals;
+  plan.signals.reset = spec.reset_signals;
 
   const char* path_value = nullptr;
   if (!spec.env.empty() || spec.env_clear) {
@@ -340,6 +330,7 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.cwd = plan.cwd ? plan.cwd->c_str() : nullptr;
   for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
   args.tty_foreground = plan.tty_foreground;
+  args.signals = plan.signals;
   args.die_with_host = plan.die_with_host;
   args.sentinel_fd = plan.sentinel_fd;
   args.cgroup_procs = -1;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "child_signals.hpp"
 #include "clock.hpp"
 #include "spec.hpp"
 #include "sup.h"
@@ -53,6 +54,8 @@ struct LaunchPlan {
   // "pty": stdio is the slave of a new terminal, which the child, leading a
   // new session, makes its controlling terminal.
   bool terminal = false;
+  // The child's signal dispositions ("keep_ignored_signals", "reset_signals").
+  ChildSignals signals;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

@@ -54,7 +54,16 @@ enum class TimeoutKind { idle, first_output, max_runtime };
 // turned the first-output limit into a shorter idle limit).
 // kReader: a live reader took a pipe to read itself, or gave it back
 // (direct_read.cpp).
-enum RequestBit : unsigned { kInterrupt = 1, kAbort = 2, kResume = 4, kWatch = 8, kRearm = 16, kReader = 32 };
+// kExpire: sup_expire, the max runtime as if it had come (escalation.cpp).
+enum RequestBit : unsigned {
+  kInterrupt = 1,
+  kAbort = 2,
+  kResume = 4,
+  kWatch = 8,
+  kRearm = 16,
+  kReader = 32,
+  kExpire = 64
+};
 
 struct SignalSent {
   int signal;

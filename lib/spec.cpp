@@ -320,6 +320,29 @@ void parse_signal_key(const cJSON* item, Spec& spec) {
   spec.interrupt_signal = sig;
 }
 
+// "reset_signals": an array of signal names ("PIPE", "SIGXFSZ",
+// "RTMIN+1") or numbers, as interrupt_signal takes them.
+void parse_reset_signals(const cJSON* item, Spec& spec) {
+  if (!cJSON_IsArray(item)) fail("reset_signals", "must be an array of signal names (\"PIPE\", \"SIGXFSZ\") or numbers");
+  int index = 0;
+  for (const cJSON* e = item->child; e != nullptr; e = e->next, ++index) {
+    const std::string key = "reset_signals[" + std::to_string(index) + "]";
+    int sig = 0;
+    if (cJSON_IsString(e)) {
+      sig = parse_signal(e->valuestring);
+      if (sig == 0) fail(key, std::string("unknown signal \"") + e->valuestring + "\"");
+    } else if (cJSON_IsNumber(e)) {
+      double v = e->valuedouble;
+      if (v != std::floor(v) || v < 1 || v > 64 || parse_signal(std::to_string(static_cast<int>(v))) == 0)
+        fail(key, "no such signal number");
+      sig = static_cast<int>(v);
+    } else {
+      fail(key, "must be a signal name (\"PIPE\", \"SIGXFSZ\") or number");
+    }
+    spec.reset_signals |= uint64_t{1} << (sig - 1);
+  }
+}
+
 void parse_on_timeout(const cJSON* item, Spec& spec) {
   std::string mode = string_value(item, "on_timeout");
   if (mode == "interrupt")
@@ -428,6 +451,11 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.tty_foreground = cJSON_IsTrue(item);
   } else if (key == "contain") {
     parse_contain(item, spec);
+  } else if (key == "keep_ignored_signals") {
+    if (!cJSON_IsBool(item)) fail(key, "must be true or false");
+    spec.keep_ignored_signals = cJSON_IsTrue(item);
+  } else if (key == "reset_signals") {
+    parse_reset_signals(item, spec);
   } else if (key == "cgroup_parent") {
     spec.cgroup_parent = string_value(item, key);
     if (spec.cgroup_parent->empty() || (*spec.cgroup_parent)[0] != '/') fail(key, "must be an absolute path");

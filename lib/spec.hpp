@@ -44,6 +44,11 @@ struct Spec {
   bool pty = false;
   int pty_rows = 24;
   int pty_cols = 80;
+  // "keep_ignored_signals": the host's SIG_IGN dispositions stay in the
+  // child, except the signals of "reset_signals" (bit sig - 1), which get
+  // SIG_DFL (child_signals.hpp).
+  bool keep_ignored_signals = false;
+  uint64_t reset_signals = 0;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.

@@ -209,10 +209,9 @@ class HelpAndVersion(unittest.TestCase):
 
 class OptionValues(TempDirTest):
     BAD = {
-        "--idle-timeout": ["-1", "abc", "1x", "", "1e3", "inf", "nan", "0x10", " 1", "1 ",
-                           "1.2.3", "1s5", ".", "s", "-0.5s", "5 s", "1S", "1d",
-                           "99999999999999999999", "9999999999999h"],
-        "--max-runtime": ["-5s", "10d", "+1", "1,5"],
+        "--idle-timeout": ["-1", "abc", "1x", "", "nan", "1 ", "-0",
+                           "1.2.3", "1s5", ".", "s", "-0.5s", "5 s", "1S", "1dd", "1e", "0x"],
+        "--max-runtime": ["-5s", "10y", "1,5", "- 1"],
         "--grace": ["junk", "-1", "2 s"],
         "--signal": ["NOPE", "0", "65", "-2", "SIG", "", "TERM2", "2x"],
         "--on-timeout": ["later", "", "KILL"],
@@ -528,6 +527,48 @@ class Signals(TempDirTest):
         self.assertEqual(result["outcome"], "aborted")
         self.assertEqual(result["term_signal"], "SIGKILL")
         self.assertTrue(result["forced_kill"])
+
+    def test_quit_interrupts_too(self):
+        script = 'trap "echo got TERM; exit 0" TERM; echo ready; ' + SILENT_LOOP
+        r = Running(self, ["--json", self.path("r.json"), "--", "sh", "-c", script])
+        r.wait_for("out", b"ready\n")
+        r.proc.send_signal(signal.SIGQUIT)
+        self.assertEqual(r.finish(), 128 + signal.SIGQUIT)
+        self.assertIn(b"got TERM\n", r.out)
+        self.assertEqual(self.read_json("r.json")["outcome"], "interrupted")
+
+    def test_usr1_and_usr2_are_relayed_as_they_are(self):
+        for sig in (signal.SIGUSR1, signal.SIGUSR2):
+            name = signal.Signals(sig).name[3:]
+            with self.subTest(signal=name):
+                script = f'trap "echo got {name}; exit 9" {name}; echo ready; ' + SILENT_LOOP
+                r = Running(self, ["--", "sh", "-c", script])
+                r.wait_for("out", b"ready\n")
+                r.proc.send_signal(sig)
+                self.assertEqual(r.finish(), 9)
+                self.assertIn(f"got {name}\n".encode(), r.out)
+
+    def test_alarm_is_the_max_runtime(self):
+        # SIGALRM is sup-run's own timer going off (nested timeouts).
+        r = run("--json", self.path("r.json"), "--", "sh", "-c", "kill -ALRM $PPID; exec sleep 10")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertLess(r.elapsed, 5)
+        self.assertEqual(self.read_json("r.json")["outcome"], "max_runtime")
+        self.assertRegex(r.stderr, rb"SIGALRM: ended as at its max runtime; sent SIGTERM at \d\.\ds; exit 124\n$")
+        r = run("-q", "--", "sh", "-c", "exec timeout -s ALRM 0.3 " + SUP_RUN + " -- sleep 10")
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertLess(r.elapsed, 5)
+
+    def test_keep_ignored_signals(self):
+        grep = "grep '^SigIgn' /proc/self/status"
+        r = run("--", "sh", "-c", f"trap '' PIPE USR1 XFSZ; {SUP_RUN} -- {grep}")
+        self.assertEqual(r.stdout, b"SigIgn:\t0000000000000000\n")
+        r = run("--", "sh", "-c", f"trap '' PIPE USR1 XFSZ; {SUP_RUN} --keep-ignored-signals -- {grep}")
+        mask = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGUSR1 - 1)) | (1 << (signal.SIGXFSZ - 1))
+        self.assertEqual(r.stdout, b"SigIgn:\t%016x\n" % mask)
+        # sup-run's own SIG_IGN of SIGPIPE and SIGTTOU is not passed on.
+        r = run("--keep-ignored-signals", "--", "sh", "-c", grep)
+        self.assertEqual(r.stdout, b"SigIgn:\t0000000000000000\n")
 
     def test_grace_escalates_to_kill(self):
         script = 'trap "" TERM; echo ready; exec sleep 30'
@@ -1019,13 +1060,11 @@ class Defects(TempDirTest):
                                    capture_output=True, timeout=20, preexec_fn=ignore_sigchld)
                 self.assertEqual((p.returncode, p.stderr), (code, b""))
 
-    # defect 14: limits of the library checked in option parsing.
+    # defect 14: limits of the library checked in option parsing. Durations
+    # past the library's clock mean no limit, as in GNU timeout (issue 46).
     def test_too_large_values_name_the_option(self):
         marker = self.path("ran")
-        cases = [("--idle-timeout", "1000000h"), ("--max-runtime", "1000000h"),
-                 ("--grace", "300000h"), ("--grace", "1000000001s"),
-                 ("--max-output", "2048G"), ("--max-output", "1099511627777")]
-        for option, value in cases:
+        for option, value in (("--max-output", "2048G"), ("--max-output", "1099511627777")):
             for args in ([option, value], [f"{option}={value}"]):
                 with self.subTest(args=args):
                     r = run(*args, "--", "touch", marker)
@@ -1035,6 +1074,27 @@ class Defects(TempDirTest):
                     self.assertNotIn(b"spec", r.stderr)
                     self.assertNotIn(b"cannot run", r.stderr)
                     self.assertFalse(os.path.exists(marker), "the command must not run")
+
+    def test_gnu_durations_and_too_large_ones_mean_no_limit(self):
+        for args in (["--idle-timeout", "1000000h"], ["--max-runtime", "1000000h"],
+                     ["--max-runtime", "99999999999999999999"], ["--max-runtime", "inf"],
+                     ["--max-runtime", "2.34e+5d"], ["--max-runtime", "999e999"],
+                     ["--first-output-timeout", "1e400"], ["--grace", "300000h"],
+                     ["--grace", "1000000001s"], ["--idle-timeout", "1d"],
+                     ["--max-runtime", "0x10"], ["--max-runtime", " 1e3"], ["--max-runtime", "+1"]):
+            with self.subTest(args=args):
+                r = run(*args, "--", "sh", "-c", "echo ok; exit 3")
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (3, b"ok\n", b""))
+
+    def test_gnu_duration_forms_time_out(self):
+        for value in ("0.3", "3e-1", "0x1.3333333333333p-2", "0.005m", "3e-1s"):
+            with self.subTest(value=value):
+                r = run("-q", "--max-runtime", value, "--", "sleep", "10")
+                self.assertEqual(r.returncode, 124, r.stderr)
+                self.assertLess(r.elapsed, 5)
+        # Too small for a double, yet more than 0: the shortest limit.
+        r = run("-q", "--max-runtime", "1e-10000", "--", "sleep", "10")
+        self.assertEqual(r.returncode, 124, r.stderr)
 
     def test_largest_values_accepted(self):
         for args in (["--idle-timeout", "1000000000s"], ["--grace", "1000000000000ms"],

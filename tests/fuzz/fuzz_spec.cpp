@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "launch.hpp"
+#include "signal_names.hpp"
 #include "spec.hpp"
 
 namespace {
@@ -89,6 +90,9 @@ void check_spec(const sup::Spec& spec, const char* json) {
   CHECK(spec.interrupt_signal >= 1 && spec.interrupt_signal <= 64);
   if (spec.stdin_mode != sup::StdinMode::data) CHECK(spec.stdin_data.empty());
   if (spec.tty_foreground) CHECK(spec.stdin_mode == sup::StdinMode::inherit);
+  // reset_signals holds signals 1..64 only; every one names a real signal.
+  for (int sig = 1; sig <= 64; ++sig)
+    if (spec.reset_signals & (uint64_t{1} << (sig - 1))) CHECK(sup::parse_signal(std::to_string(sig)) == sig);
 
   // A NUL is never dropped silently: cJSON would cut its string short at
   // one, so an accepted spec may hold one only in stdin.data, where each must
@@ -116,6 +120,8 @@ void check_plan(const sup::Spec& spec, const sup::LaunchPlan& plan, const char* 
   CHECK(!plan.exec_path.empty());
   CHECK(!has_nul(plan.exec_path));
   CHECK(plan.cwd == spec.cwd);
+  CHECK(plan.signals.keep_ignored == spec.keep_ignored_signals);
+  CHECK(plan.signals.reset == spec.reset_signals);
   if (!plan.envp.empty()) {
     CHECK(plan.envp.size() == plan.env_storage.size() + 1);
     CHECK(plan.envp.back() == nullptr);

@@ -18,6 +18,9 @@ pc=$(find "$work/stage" -name sup.pc | head -n 1)
 [ -n "$(find "$work/stage" -name libsup.a)" ] || { echo "no libsup.a installed" >&2; exit 1; }
 [ -n "$(find "$work/stage" -name 'libsup.so.0')" ] || { echo "no libsup.so.0 installed" >&2; exit 1; }
 [ -x "$(find "$work/stage" -path '*libexec*' -name sup-sentinel | head -n 1)" ] || { echo "no sup-sentinel installed in libexecdir" >&2; exit 1; }
+for tool in sup-run sup-timeout; do
+  [ -x "$(find "$work/stage" -path '*bin*' -name "$tool" | head -n 1)" ] || { echo "no $tool installed in bindir" >&2; exit 1; }
+done
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 export PKG_CONFIG_SYSROOT_DIR="$work/stage"
 libdir="$work/stage$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=libdir sup)"
