@@ -316,8 +316,12 @@ SUP_API const char *sup_signal_name(int sig);
  *                     detail naming "fds.3" and the number). Any host number
  *                     may go anywhere, 0-2 and each other's numbers
  *                     included: "stdout": {"fd": 3} with "fds": {"3": 1}
- *                     swaps them. Every other descriptor is closed in the
- *                     child, as always. Works with every "contain" mode and
+ *                     swaps them (a host number that is also a child number
+ *                     is first copied above the highest child number, so
+ *                     that needs a free number there below RLIMIT_NOFILE;
+ *                     else the spawn fails, the detail starting "fds: ").
+ *                     Every other descriptor is closed in the child, as
+ *                     always. Works with every "contain" mode and
  *                     with "pty". Default {}
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
  *                     stderr (the first period from its exec, or from the

@@ -3,6 +3,7 @@
 // same file, seekable, nothing else open), the host's flags unchanged, the
 // permutations, the errors; and "max_output_bytes": null keeping every byte.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <map>
@@ -304,6 +305,37 @@ TEST(Fds, WithEveryContainMode) {
     EXPECT_EQ(seen[1], identity(out.fd));
     EXPECT_EQ(a.content(), "three");
   }
+}
+
+TEST(Fds, AtTheDescriptorLimit) {
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  if (files.rlim_cur > 1 << 20) {
+    std::printf("skipped: RLIMIT_NOFILE %llu is too high to test at\n", static_cast<unsigned long long>(files.rlim_cur));
+    return;
+  }
+  suptest::TempDir dir;
+  HostFile a(dir, "a"), b(dir, "b");
+  const std::string top = std::to_string(files.rlim_cur - 1), sa = std::to_string(a.fd), sb = std::to_string(b.fd);
+  // The highest number the child may have: given as it is.
+  suptest::Proc p(suptest::sh("[ /proc/self/fd/" + top + " -ef " + a.path + " ]",
+                              "\"fds\": {\"" + top + "\": " + sa + "}"));
+  ASSERT_EQ(p.rc(), 0) << p.error();
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.result().num("exit_code"), 0);
+  // A swap there needs a free number above the highest child number, and
+  // there is none: a clean failure, nothing left open.
+  const int fds_before = suptest::open_fds();
+  int rc = 0;
+  sup_proc* other = nullptr;
+  char err[SUP_ERRBUF_SIZE] = "";
+  const std::string spec = "{\"argv\": [\"true\"], \"fds\": {\"" + top + "\": " + sa + ", \"" + sa + "\": " + sb +
+                           ", \"" + sb + "\": " + sa + "}}";
+  rc = sup_spawn_ex(spec.c_str(), &other, err, sizeof err);
+  EXPECT_EQ(rc, -EINVAL) << err;
+  EXPECT_EQ(std::string(err).rfind("fds: ", 0), 0u) << err;
+  EXPECT_EQ(other, nullptr);
+  EXPECT_EQ(suptest::open_fds(), fds_before);
 }
 
 // The spawn's error, or "" when it started.
