@@ -317,12 +317,14 @@ TEST(Fds, AtTheDescriptorLimit) {
   suptest::TempDir dir;
   HostFile a(dir, "a"), b(dir, "b");
   const std::string top = std::to_string(files.rlim_cur - 1), sa = std::to_string(a.fd), sb = std::to_string(b.fd);
-  // The highest number the child may have: given as it is.
-  suptest::Proc p(suptest::sh("[ /proc/self/fd/" + top + " -ef " + a.path + " ]",
-                              "\"fds\": {\"" + top + "\": " + sa + "}"));
-  ASSERT_EQ(p.rc(), 0) << p.error();
-  ASSERT_TRUE(p.wait());
-  EXPECT_EQ(p.result().num("exit_code"), 0);
+  {
+    // The highest number the child may have: given as it is.
+    suptest::Proc p(suptest::sh("[ /proc/self/fd/" + top + " -ef " + a.path + " ]",
+                                "\"fds\": {\"" + top + "\": " + sa + "}"));
+    ASSERT_EQ(p.rc(), 0) << p.error();
+    ASSERT_TRUE(p.wait());
+    EXPECT_EQ(p.result().num("exit_code"), 0);
+  }
   // A swap there needs a free number above the highest child number, and
   // there is none: a clean failure, nothing left open.
   const int fds_before = suptest::open_fds();
@@ -335,7 +337,8 @@ TEST(Fds, AtTheDescriptorLimit) {
   EXPECT_EQ(rc, -EINVAL) << err;
   EXPECT_EQ(std::string(err).rfind("fds: ", 0), 0u) << err;
   EXPECT_EQ(other, nullptr);
-  EXPECT_EQ(suptest::open_fds(), fds_before);
+  // (The loop may still be closing what an earlier child left: fewer.)
+  EXPECT_LE(suptest::open_fds(), fds_before);
 }
 
 // The spawn's error, or "" when it started.
@@ -416,7 +419,7 @@ TEST(Fds, ADescriptorNotOpenIsEbadfNamingKeyAndNumber) {
     EXPECT_EQ(part, SUP_PART_SPEC);
     EXPECT_EQ(err, "spec: " + c.key + ": host descriptor " + sn + " is not open");
   }
-  EXPECT_EQ(suptest::open_fds(), fds_before) << "a refused spawn leaves nothing open";
+  EXPECT_LE(suptest::open_fds(), fds_before) << "a refused spawn leaves nothing open";
 }
 
 TEST(Fds, NoSilenceLimitWithAStreamSupDoesNotRead) {
