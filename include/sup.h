@@ -271,6 +271,10 @@
  *   SUP_ENOSPC; containment ("contain" and "cgroup_parent", SUP_ENOTSUP,
  *   sup_result_contained, sup_result_leftovers_ended, sup_result_tree_cpu)
  *   and the sentinel that ends every tree when the host dies.
+ *
+ *   0.4 adds: any descriptor of the host's as a stream ("stdin", "stdout",
+ *   "stderr": {"fd": N}, "routed": "fd"; SUP_EBADF when it is not open),
+ *   "fds" (more descriptors for the child), "max_output_bytes": null.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -304,7 +308,9 @@ enum sup_error {
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
   SUP_E2BIG = -7,     /* argv plus environment too large for exec */
   SUP_ENOEXEC = -8,   /* argv[0] is not in an executable format */
-  SUP_EBADF = -9,     /* sup_fd: the descriptor could not be created;
+  SUP_EBADF = -9,     /* sup_spawn: a host descriptor the spec names
+                         ({"fd": N}, "fds") is not open;
+                         sup_fd: the descriptor could not be created;
                          sup_input_*: stdin is neither "pipe" nor "pty",
                          or was closed */
   SUP_ECHILD = -10,   /* the handle was inherited through fork(2): inert here */
@@ -365,8 +371,9 @@ enum sup_stream { SUP_STDOUT = 1, SUP_STDERR = 2 };
  * SUP_ENOENT with SUP_PART_CWD is a missing working directory. */
 enum sup_part {
   SUP_PART_NONE = 0,   /* no failure */
-  SUP_PART_SPEC = 1,   /* the spec: malformed JSON, a bad key or value; the
-                          detail starts with "spec: KEY: " */
+  SUP_PART_SPEC = 1,   /* the spec: malformed JSON, a bad key or value, a
+                          host descriptor it names not open; the detail
+                          starts with "spec: KEY: " */
   SUP_PART_EXEC = 2,   /* argv[0]: not found in PATH, not executable, not an
                           executable format, a directory, or argv+env too big;
                           the detail starts with "exec " */
@@ -433,10 +440,20 @@ SUP_API const char *sup_signal_name(int sig);
  *                     also copied to the host's fd 1 as it arrives; "inherit":
  *                     the host's fd 1 itself (not read by sup: nothing is
  *                     captured, and it does not feed the idle clock); "null":
- *                     /dev/null
+ *                     /dev/null; {"fd": N}: the host's descriptor N itself,
+ *                     as "inherit" passes the host's 1 ("routed": "fd"; not
+ *                     read by sup). The child gets a copy in its own
+ *                     descriptor table: the host's entry and its
+ *                     FD_CLOEXEC are untouched, what belongs to the open
+ *                     file itself (offset, O_NONBLOCK, O_APPEND) is shared
+ *                     as with any inherited descriptor, so a file can be
+ *                     seeked and fstat'ed by the child. N must be open at
+ *                     the call (SUP_EBADF, the detail "spec: stdout.fd: host
+ *                     descriptor N is not open")
  *   stderr            the same for fd 2, or "stdout": the same pipe or
  *                     descriptor as stdout (its routing, its capture, the
- *                     order written kept; the stderr stream is then empty).
+ *                     order written kept; the stderr stream is then empty;
+ *                     with "stdout": {"fd": N} the child's 2 is N too).
  *                     A "tee" copy never blocks sup: it is written through a
  *                     non-blocking description of sup's own (a pipe, FIFO or
  *                     terminal is opened anew through /proc/self/fd; a socket
@@ -458,7 +475,26 @@ SUP_API const char *sup_signal_name(int sig);
  *                     the decoded base64, RFC 4648 with or without padding)
  *                     are written to the child's stdin, which is then
  *                     closed; or "pipe": the host writes with
- *                     sup_input_write and closes with sup_input_close
+ *                     sup_input_write and closes with sup_input_close; or
+ *                     {"fd": N}: the host's descriptor N itself, as for
+ *                     "stdout" (the child reads, and may seek, it directly)
+ *   fds               object: more descriptors for the child, child number
+ *                     (a key, in decimal: "3") -> host descriptor, e.g.
+ *                     {"3": 7, "4": 4}: the child's 3 is the host's 7, its
+ *                     4 the host's 4 (Python's pass_fds: same numbers; Go's
+ *                     ExtraFiles: 3, 4, ...), each as {"fd": N} passes one.
+ *                     Child numbers are >= 3, unique and below the host's
+ *                     RLIMIT_NOFILE; host numbers are open (SUP_EBADF, the
+ *                     detail naming "fds.3" and the number). Any host number
+ *                     may go anywhere, 0-2 and each other's numbers
+ *                     included: "stdout": {"fd": 3} with "fds": {"3": 1}
+ *                     swaps them (a host number that is also a child number
+ *                     is first copied above the highest child number, so
+ *                     that needs a free number there below RLIMIT_NOFILE;
+ *                     else the spawn fails, the detail starting "fds: ").
+ *                     Every other descriptor is closed in the child, as
+ *                     always. Works with every "contain" mode and
+ *                     with "pty". Default {}
  *   idle_timeout_ms   end the child after this long with no byte on stdout or
  *                     stderr (the first period from its exec, or from the
  *                     first byte with first_output_timeout_ms); 0 = off
@@ -480,7 +516,11 @@ SUP_API const char *sup_signal_name(int sig);
  *                     grace; "kill": SIGKILL at once
  *   max_output_bytes  per stream, bytes kept: past it the first half and the
  *                     newest half are kept, all bytes are counted
- *                     (default 16 MiB; 0 keeps nothing)
+ *                     (default 16 MiB; 0 keeps nothing). null keeps every
+ *                     byte: memory grows with the output, and bounding it
+ *                     is then the caller's (a ulimit, a cgroup, a
+ *                     max_runtime_ms, or reading it live); if the host runs
+ *                     out of memory, less is kept as the result says
  *   backpressure_bytes  0 (default): sup drains both pipes at all times. N > 0:
  *                     sup stops reading a stream while more than N of its
  *                     bytes have not been read through sup_output_read
@@ -569,7 +609,7 @@ SUP_API const char *sup_signal_name(int sig);
  * sent like any other byte.
  *
  * The child runs in a process group of its own with an empty signal mask,
- * default signal dispositions and no descriptor but 0, 1 and 2. If the host
+ * default signal dispositions and no descriptor but 0, 1, 2 and "fds". If the host
  * dies (SIGKILL included) or execs, every child's tree is ended within a
  * second (see THREAD MODEL): in cgroup mode every process of it, in group
  * mode the main process and its group.
@@ -587,7 +627,8 @@ SUP_API const char *sup_signal_name(int sig);
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
  *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
  *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
- *   pseudo-terminal left), -ESHUTDOWN (-108: the library is being unloaded,
+ *   pseudo-terminal left), SUP_EBADF (a host descriptor the spec names is
+ *   not open; SUP_PART_SPEC), -ESHUTDOWN (-108: the library is being unloaded,
  *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
  *   clone(2) as -errno.
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
@@ -707,7 +748,8 @@ SUP_API int sup_expire(sup_proc *p);
  * process or (cgroup mode) its tree.
  * "phase" is "first_output" or "idle" for an idle_timeout outcome (which
  * limit fired), null for every other. "routed" is each stream's routing:
- * "pipe", "tee", "inherit", "null" or "stdout" (stderr into stdout).
+ * "pipe", "tee", "inherit", "null", "stdout" (stderr into stdout) or "fd"
+ * (a host descriptor the spec named).
  * Signal names are sup_signal_name's.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host

@@ -70,6 +70,9 @@ void write_detail(char* buf, size_t size, const std::string& message) noexcept {
 int spawn(const char* spec_json, sup_proc** out) {
   const sup::Nanos called_at = sup::now_ns();
   sup::Spec spec = sup::parse_spec(spec_json);
+  // Before sup opens anything: a descriptor the caller named but had not
+  // open must not become one of this spawn's own pipes.
+  sup::check_host_fds(spec);
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
   engine.prewake_spawner();  // wakes while the pipes are made
@@ -109,6 +112,8 @@ int spawn(const char* spec_json, sup_proc** out) {
   if (spec.stdin_mode == sup::StdinMode::inherit) {
     // A host that closed its stdin passes /dev/null rather than nothing.
     if (fcntl(0, F_GETFD) >= 0) fds.stdio.fd[0] = 0;
+  } else if (spec.stdin_mode == sup::StdinMode::fd) {
+    fds.stdio.fd[0] = spec.host_fd[0];
   } else if (spec.stdin_mode == sup::StdinMode::data || spec.stdin_mode == sup::StdinMode::pipe) {
     sup::PipeEnds stdin_pipe = sup::make_pipe();
     sup::set_nonblocking(stdin_pipe.write_end.get());
@@ -116,6 +121,8 @@ int spawn(const char* spec_json, sup_proc** out) {
     fds.stdin_write = std::move(stdin_pipe.write_end);
     fds.stdio.fd[0] = fds.child_stdin.get();
   }
+
+  plan.fds = sup::ChildFdPlan(fds.stdio.fd, spec.extra_fds);
 
   plan.tty_foreground = false;
   if (spec.tty_foreground && isatty(0) && tcgetpgrp(0) == getpgrp()) {

@@ -6,10 +6,11 @@
 namespace sup {
 
 Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow)
-    : head_limit_(limit_bytes / 2),
-      tail_limit_(limit_bytes - limit_bytes / 2),
-      ring_limit_(std::max(tail_limit_, retain_bytes)),
-      grow_(grow) {}
+    : head_limit_(limit_bytes == kKeepAll ? kKeepAll : limit_bytes / 2),
+      tail_limit_(limit_bytes == kKeepAll ? 0 : limit_bytes - limit_bytes / 2),
+      ring_limit_(limit_bytes == kKeepAll ? 0 : std::max(tail_limit_, retain_bytes)),
+      grow_(grow),
+      keep_all_(limit_bytes == kKeepAll) {}
 
 namespace {
 
@@ -18,6 +19,9 @@ namespace {
 // Untouched reserved pages cost no memory.
 constexpr size_t kGrowInPlaceAfter = 64 * 1024;
 constexpr uint64_t kMaxReserve = 64u << 20;
+// Keeping every byte, out of memory: the least the ring is then given,
+// where the buffer holds less after the head.
+constexpr uint64_t kKeepAllRing = 64 * 1024;
 
 }  // namespace
 
@@ -63,6 +67,11 @@ void Capture::append(const char* data, size_t len) noexcept {
       // which starts right after it.
       head_len_ /= 2;
       head_limit_ = head_len_;
+      // Keeping every byte, there was no ring: it gets what the buffer
+      // holds after the new head (shrunk further if even that is refused).
+      if (ring_limit_ == 0 && tail_limit_ == 0 && keep_all_) {
+        ring_limit_ = tail_limit_ = std::max<uint64_t>(cap_ - head_len_, kKeepAllRing);
+      }
     }
   }
   if (len > 0) append_tail(data, len);

@@ -3,7 +3,7 @@
 // reader may need more of the newest bytes than that (everything it has not
 // read yet, under backpressure): the ring retains at least retain_bytes, and
 // only the result is cut to the limit. Memory grows with the output actually
-// written, never to the limit up front.
+// written, never to the limit up front. A limit of kKeepAll keeps every byte.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +27,12 @@ class Capture {
   // How the buffer grows: realloc, or a test's stand-in.
   using Realloc = void* (*)(void*, size_t);
   static void* system_realloc(void* p, size_t n) noexcept { return std::realloc(p, n); }
+
+  // "max_output_bytes": null. Every byte goes to the head, which grows with
+  // the output (the ring is never used, a live reader finds every byte
+  // there) until the host's memory runs out; then it ends as append says,
+  // and the ring keeps the newest bytes in what the buffer already holds.
+  static constexpr uint64_t kKeepAll = UINT64_MAX;
 
   Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow = &system_realloc);
   Capture(const Capture&) = delete;
@@ -106,6 +112,7 @@ class Capture {
   uint64_t tail_limit_;
   uint64_t ring_limit_;
   Realloc grow_;
+  const bool keep_all_;
   // One buffer: the head at [0, head_len_), then, once the head is full,
   // the ring at [head_limit_, head_limit_ + ring_size_), which grows up to
   // ring_limit_ and then wraps: tail_start_ is its oldest byte.

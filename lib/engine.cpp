@@ -467,7 +467,7 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   Launched child{};
   try {
-    child = launch(plan, fds.stdio, *stack);
+    child = launch(plan, *stack);
   } catch (...) {
     give_back_stack(std::move(stack));
     pthread_setcancelstate(cancel_state, nullptr);
@@ -613,7 +613,7 @@ void Engine::run_spawner() {
     lock.unlock();
     try {
       if (!stack) stack.emplace();
-      Launched child = launch(*job->plan, job->fds.stdio, *stack);
+      Launched child = launch(*job->plan, *stack);
       // Group mode: the sentinel kills the group if the host dies (a
       // cgroup's whole host directory is killed instead).
       if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);

@@ -38,14 +38,14 @@ constexpr size_t kChildStackSize = 64 * 1024;
 // execvp's choice when PATH is unset.
 constexpr const char* kDefaultPath = "/bin:/usr/bin";
 
-enum class FailedStep : int { none = 0, setup, cgroup, cwd, exec };
+enum class FailedStep : int { none = 0, setup, cgroup, fds, cwd, exec };
 
 struct ChildArgs {
   const char* path;
   char* const* argv;
   char* const* envp;
   const char* cwd;
-  int stdio[3];
+  ChildFds fds;
   bool tty_foreground;
   bool die_with_host;
   int sentinel_fd;
@@ -123,14 +123,9 @@ SUP_CHILD_CODE int child_main(void* raw) {
     if (syscall(SYS_getppid) != a->host_pid) syscall(SYS_exit_group, 127);
   }
 
-  for (int target = 0; target < 3; ++target) {
-    int source = a->stdio[target];
-    if (source == target) {
-      if (syscall(SYS_fcntl, target, F_SETFD, 0) != 0) child_fail(a, FailedStep::setup);
-    } else if (syscall(SYS_dup3, source, target, 0) < 0) {
-      child_fail(a, FailedStep::setup);
-    }
-  }
+  // Descriptors first: 0, 1, 2 and "fds" in place, everything else closed
+  // (the cgroup's procs file and the sentinel's socket have served).
+  if (!place_child_fds(a->fds)) child_fail(a, FailedStep::fds);
   // The slave, now on 0, was opened O_NOCTTY: the session leader takes it
   // as its controlling terminal here, and its group is the foreground one.
   if (a->terminal && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) != 0) child_fail(a, FailedStep::setup);
@@ -140,7 +135,6 @@ SUP_CHILD_CODE int child_main(void* raw) {
     pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
     a->took_terminal = syscall(SYS_ioctl, 0, TIOCSPGRP, &self) == 0;
   }
-  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) child_fail(a, FailedStep::setup);
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
 
   apply_child_signals(a->signals);
@@ -322,13 +316,14 @@ ChildStack::~ChildStack() { munmap(base_, size_); }
 
 void* ChildStack::top() const noexcept { return static_cast<char*>(base_) + size_; }
 
-Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack) {
+Launched launch(const LaunchPlan& plan, ChildStack& stack) {
+  if (!plan.fds.planned()) throw LaunchError{SUP_EINTERNAL, "launch: the child's descriptors were not planned"};
   ChildArgs args{};
   args.path = plan.exec_path.c_str();
   args.argv = plan.argv.data();
   args.envp = plan.envp.empty() ? environ : plan.envp.data();
   args.cwd = plan.cwd ? plan.cwd->c_str() : nullptr;
-  for (int i = 0; i < 3; ++i) args.stdio[i] = stdio.fd[i];
+  args.fds = plan.fds.view();
   args.tty_foreground = plan.tty_foreground;
   args.signals = plan.signals;
   args.die_with_host = plan.die_with_host;
@@ -399,6 +394,10 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
     }
     case FailedStep::cgroup:
       throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
+    case FailedStep::fds:
+      // A host descriptor closed since the spawn checked it (EBADF), or no
+      // room above the highest "fds" number to move one out of the way.
+      throw LaunchError{-err, "fds: placing the child's descriptors: " + describe_errno(err)};
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "child_signals.hpp"
+#include "child_fds.hpp"
 #include "clock.hpp"
 #include "spec.hpp"
 #include "sup.h"
@@ -56,14 +57,17 @@ struct LaunchPlan {
   bool terminal = false;
   // The child's signal dispositions ("keep_ignored_signals", "reset_signals").
   ChildSignals signals;
+  // The child's 0, 1, 2 and "fds": set by the caller once the stdio
+  // descriptors exist; a plan without it is not launched.
+  ChildFdPlan fds;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.
 // Throws LaunchError (SUP_ENOENT, SUP_EACCES).
 LaunchPlan plan_launch(const Spec& spec);
 
-// Descriptors the child gets as 0, 1 and 2 (each >= 3, or equal to its
-// target for an inherited stdin).
+// Descriptors the child gets as 0, 1 and 2: sup's pipe ends and /dev/null
+// (>= 3), or the host's own.
 struct ChildStdio {
   int fd[3];
 };
@@ -101,10 +105,11 @@ struct Launched {
   UniqueFd pidfd;
 };
 
-// Clones and execs, every signal blocked around the clone. Runs on the
-// spawner thread, whose life PR_SET_PDEATHSIG ties the child to.
+// Clones and execs, every signal blocked around the clone, the child's
+// descriptors placed as plan.fds says. Runs on the spawner thread, whose
+// life PR_SET_PDEATHSIG ties the child to.
 // Throws LaunchError with the errno of the step that failed (cwd, exec, ...).
-Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& stack);
+Launched launch(const LaunchPlan& plan, ChildStack& stack);
 
 // A close-on-exec pipe, both ends above stdio. Throws LaunchError.
 struct PipeEnds {

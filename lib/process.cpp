@@ -71,6 +71,9 @@ int ms_left(int timeout_ms, Nanos start, Nanos now) {
 
 }  // namespace
 
+// "max_output_bytes": null reaches the captures as their own keep-all limit.
+static_assert(kKeepAllOutput == Capture::kKeepAll);
+
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),

@@ -47,6 +47,7 @@ const char* route_name(Route route) noexcept {
     case Route::inherit: return "inherit";
     case Route::null_device: return "null";
     case Route::stdout_stream: return "stdout";
+    case Route::fd: return "fd";
   }
   return "pipe";
 }
@@ -82,6 +83,10 @@ void plan_output(const Spec& spec, int dev_null, SpawnFds& fds) {
         return child_end.get();
       }
       case Route::inherit: return host_or_null(host_fd, dev_null);
+      // The host's descriptor named, as it is (check_host_fds saw it open):
+      // the child gets a copy in its own table, the host's entry and its
+      // flags are not touched.
+      case Route::fd: return spec.host_fd[host_fd];
       case Route::null_device:
       case Route::stdout_stream: return dev_null;
     }

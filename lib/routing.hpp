@@ -1,7 +1,8 @@
 // Where the child's stdout and stderr go ("stdout" / "stderr" in the spec):
 // a pipe sup reads ("pipe"), the same plus a copy to the host's own fd
-// ("tee"), the host's fd itself ("inherit"), /dev/null ("null"), or, for
-// stderr, wherever stdout goes ("stdout").
+// ("tee"), the host's fd itself ("inherit"), any descriptor of the host's
+// ({"fd": N}), /dev/null ("null"), or, for stderr, wherever stdout goes
+// ("stdout").
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@
 
 namespace sup {
 
-// The result's "routed" value: "pipe", "tee", "inherit", "null", "stdout".
+// The result's "routed" value: "pipe", "tee", "inherit", "null", "stdout", "fd".
 const char* route_name(Route route) noexcept;
 
 // sup reads the stream (and so it is captured and feeds the idle clock).
@@ -26,8 +27,8 @@ bool route_is_read(Route route) noexcept;
 void check_routes(const Spec& spec);
 
 // Makes the child's descriptors 1 and 2 as the spec routes them: pipes
-// (read ends in fds.out_read / fds.err_read) or the host's own or
-// /dev/null's. Throws LaunchError.
+// (read ends in fds.out_read / fds.err_read) or the host's own (its 1 or 2,
+// or the one {"fd": N} names) or /dev/null's. Throws LaunchError.
 void plan_output(const Spec& spec, int dev_null, SpawnFds& fds);
 
 // The host's fd 1 or 2 as a "tee" writes to it, from the loop thread only,

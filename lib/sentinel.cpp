@@ -111,8 +111,8 @@ bool Sentinel::launch_program(ChildStack& stack, int dev_null, int theirs) noexc
     // Not tied to the cloning thread's life: a host that dies while the
     // sentinel starts must still find it running.
     plan.die_with_host = false;
-    ChildStdio stdio{{theirs, dev_null, dev_null}};
-    Launched first_half = launch(plan, stdio, stack);
+    plan.fds = ChildFdPlan(ChildStdio{{theirs, dev_null, dev_null}}.fd, {});
+    Launched first_half = launch(plan, stack);
     // It forks and exits at once; the second half is nobody's child here.
     siginfo_t info{};
     while (syscall(SYS_waitid, P_PIDFD, first_half.pidfd.get(), &info, WEXITED | __WALL, nullptr) < 0 &&

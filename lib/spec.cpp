@@ -2,6 +2,9 @@
 
 #include <cjson/cJSON.h>
 
+#include <limits.h>
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -64,7 +67,19 @@ void parse_env(const cJSON* item, Spec& spec) {
   }
 }
 
-constexpr const char* kStdinForms = "must be \"null\", \"inherit\", \"pipe\", {\"data\": \"...\"} or {\"base64\": \"...\"}";
+constexpr const char* kStdinForms =
+    "must be \"null\", \"inherit\", \"pipe\", {\"data\": \"...\"}, {\"base64\": \"...\"} or {\"fd\": N}";
+
+// A host descriptor's number: what an int holds, not negative. Whether it
+// is open is checked at the spawn (check_host_fds), where it matters.
+int descriptor_number(const cJSON* item, const std::string& key) {
+  if (!cJSON_IsNumber(item)) fail(key, "must be a descriptor number (an integer from 0 to 2147483647)");
+  double v = item->valuedouble;
+  if (v < 0) fail(key, "must not be negative");
+  if (v != std::floor(v)) fail(key, "must be a whole number");
+  if (v > INT_MAX) fail(key, "too large (at most 2147483647)");
+  return static_cast<int>(v);
+}
 
 void parse_stdin(const cJSON* item, Spec& spec) {
   if (cJSON_IsString(item)) {
@@ -83,13 +98,19 @@ void parse_stdin(const cJSON* item, Spec& spec) {
   const cJSON* source = nullptr;
   for (const cJSON* e = item->child; e != nullptr; e = e->next) {
     std::string key = e->string;
-    if (key != "data" && key != "base64") fail("stdin." + key, "unknown key (only \"data\" or \"base64\")");
-    if (source != nullptr) fail("stdin." + key, "only one of \"data\" and \"base64\" may be given");
+    if (key != "data" && key != "base64" && key != "fd")
+      fail("stdin." + key, "unknown key (only \"data\", \"base64\" or \"fd\")");
+    if (source != nullptr) fail("stdin." + key, "only one of \"data\", \"base64\" and \"fd\" may be given");
     source = e;
   }
-  if (source == nullptr) fail("stdin", "an object must hold \"data\" or \"base64\"");
-  spec.stdin_mode = StdinMode::data;
+  if (source == nullptr) fail("stdin", "an object must hold \"data\", \"base64\" or \"fd\"");
   std::string key = std::string("stdin.") + source->string;
+  if (key == "stdin.fd") {
+    spec.stdin_mode = StdinMode::fd;
+    spec.host_fd[0] = descriptor_number(source, key);
+    return;
+  }
+  spec.stdin_mode = StdinMode::data;
   std::string text = string_value(source, key);
   if (key == "stdin.data") {
     spec.stdin_data = std::move(text);
@@ -384,10 +405,22 @@ void parse_pty(const cJSON* item, Spec& spec) {
   spec.pty = true;
 }
 
-Route parse_route(const cJSON* item, const std::string& key) {
+Route parse_route(const cJSON* item, const std::string& key, Spec& spec) {
   const bool err = key == "stderr";
-  const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\" or \"stdout\""
-                          : "must be \"pipe\", \"tee\", \"inherit\" or \"null\"";
+  const char* forms = err ? "must be \"pipe\", \"tee\", \"inherit\", \"null\", \"stdout\" or {\"fd\": N}"
+                          : "must be \"pipe\", \"tee\", \"inherit\", \"null\" or {\"fd\": N}";
+  if (cJSON_IsObject(item)) {
+    const cJSON* fd = nullptr;
+    for (const cJSON* e = item->child; e != nullptr; e = e->next) {
+      std::string sub = e->string;
+      if (sub != "fd") fail(key + "." + sub, "unknown key (only \"fd\")");
+      if (fd != nullptr) fail(key + ".fd", "appears twice");
+      fd = e;
+    }
+    if (fd == nullptr) fail(key, "an object must hold \"fd\"");
+    spec.host_fd[err ? 2 : 1] = descriptor_number(fd, key + ".fd");
+    return Route::fd;
+  }
   if (!cJSON_IsString(item)) fail(key, forms);
   std::string mode = item->valuestring;
   if (mode == "pipe") return Route::pipe;
@@ -396,6 +429,32 @@ Route parse_route(const cJSON* item, const std::string& key) {
   if (mode == "null") return Route::null_device;
   if (err && mode == "stdout") return Route::stdout_stream;
   fail(key, std::string(forms) + ", not \"" + mode + "\"");
+}
+
+// "fds": {"3": 7}. The child's numbers are JSON keys, so they are text:
+// plain decimal, as a reader would write them, so that "3" and "03" cannot
+// both name one descriptor.
+void parse_fds(const cJSON* item, Spec& spec) {
+  if (!cJSON_IsObject(item)) fail("fds", "must be an object of child descriptor to host descriptor ({\"3\": 7})");
+  rlimit files{};
+  const uint64_t limit = getrlimit(RLIMIT_NOFILE, &files) == 0 ? static_cast<uint64_t>(files.rlim_cur) : UINT64_MAX;
+  std::set<int> seen;
+  for (const cJSON* e = item->child; e != nullptr; e = e->next) {
+    const std::string name = e->string;
+    const std::string key = "fds." + name;
+    if (!name.empty() && name[0] == '-') fail(key, "a child descriptor must not be negative");
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+      fail(key, "a child descriptor must be a decimal number (\"3\")");
+    if (name.size() > 1 && name[0] == '0') fail(key, "a child descriptor is written without leading zeros");
+    if (name.size() > 10 || std::stoll(name) > INT_MAX) fail(key, "child descriptor too large (at most 2147483647)");
+    const int child = static_cast<int>(std::stoll(name));
+    if (child < 3)
+      fail(key, "0, 1 and 2 are \"stdin\", \"stdout\" and \"stderr\" ({\"fd\": N} there): \"fds\" starts at 3");
+    if (static_cast<uint64_t>(child) >= limit)
+      fail(key, "beyond the descriptor limit (RLIMIT_NOFILE is " + std::to_string(limit) + ")");
+    if (!seen.insert(child).second) fail(key, "appears twice");
+    spec.extra_fds.emplace_back(child, descriptor_number(e, key));
+  }
 }
 
 void parse_contain(const cJSON* item, Spec& spec) {
@@ -434,13 +493,20 @@ void parse_key(const cJSON* item, Spec& spec) {
   } else if (key == "on_timeout") {
     parse_on_timeout(item, spec);
   } else if (key == "max_output_bytes") {
-    spec.max_output_bytes = static_cast<uint64_t>(whole_number(item, "max_output_bytes", kMaxBytes, "bytes"));
+    if (cJSON_IsNull(item))
+      spec.max_output_bytes = kKeepAllOutput;
+    else if (!cJSON_IsNumber(item))
+      fail(key, "must be a non-negative integer, or null to keep every byte");
+    else
+      spec.max_output_bytes = static_cast<uint64_t>(whole_number(item, "max_output_bytes", kMaxBytes, "bytes"));
   } else if (key == "backpressure_bytes") {
     spec.backpressure_bytes = static_cast<uint64_t>(whole_number(item, "backpressure_bytes", kMaxBytes, "bytes"));
   } else if (key == "stdout") {
-    spec.stdout_route = parse_route(item, key);
+    spec.stdout_route = parse_route(item, key, spec);
   } else if (key == "stderr") {
-    spec.stderr_route = parse_route(item, key);
+    spec.stderr_route = parse_route(item, key, spec);
+  } else if (key == "fds") {
+    parse_fds(item, spec);
   } else if (key == "env_clear") {
     if (!cJSON_IsBool(item)) fail(key, "must be true or false");
     spec.env_clear = cJSON_IsTrue(item);

@@ -9,11 +9,13 @@
 
 namespace sup {
 
-enum class StdinMode { null_device, inherit, data, pipe };
+// fd: the host's descriptor Spec::host_fd[0] ("stdin": {"fd": N}).
+enum class StdinMode { null_device, inherit, data, pipe, fd };
 enum class TimeoutAction { interrupt, kill };
 // Where a child's stdout or stderr goes (routing.cpp). stdout_stream: stderr
-// shares stdout's pipe or descriptor.
-enum class Route { pipe, tee, inherit, null_device, stdout_stream };
+// shares stdout's pipe or descriptor; fd: the host's descriptor
+// Spec::host_fd[1] or [2] ({"fd": N}).
+enum class Route { pipe, tee, inherit, null_device, stdout_stream, fd };
 // "contain": "group", "cgroup" or "auto" (cgroup when possible, else group).
 enum class ContainMode { group, cgroup, automatic };
 
@@ -31,6 +33,7 @@ struct Spec {
   int64_t grace_ms = 5000;
   int interrupt_signal = 15;
   TimeoutAction on_timeout = TimeoutAction::interrupt;
+  // kKeepAllOutput: "max_output_bytes": null, every byte kept.
   uint64_t max_output_bytes = 16u << 20;
   uint64_t backpressure_bytes = 0;
   bool tty_foreground = false;
@@ -49,7 +52,15 @@ struct Spec {
   // SIG_DFL (child_signals.hpp).
   bool keep_ignored_signals = false;
   uint64_t reset_signals = 0;
+  // By the child's number 0, 1, 2: the host's descriptor a stream given as
+  // {"fd": N} gets (StdinMode::fd, Route::fd); -1 otherwise.
+  int host_fd[3] = {-1, -1, -1};
+  // "fds": child descriptor (>= 3, unique) -> host descriptor, in spec order.
+  std::vector<std::pair<int, int>> extra_fds;
 };
+
+// "max_output_bytes": null.
+constexpr uint64_t kKeepAllOutput = UINT64_MAX;
 
 // Thrown for a malformed spec; what() names the key and the problem.
 struct SpecError {

@@ -3,9 +3,11 @@
 // into that text and brought back from it.
 //
 // Input layout (short inputs are padded with zeros):
-//   [0..1]  limit, little endian, modulo 4097 (bytes: limit/2 head, the rest tail)
+//   [0..1]  limit, little endian, modulo 4097 (bytes: limit/2 head, the rest tail);
+//           0xFFFF is Capture::kKeepAll ("max_output_bytes": null: all head)
 //   [2]     retain: bits 0-1 choose 0, the tail limit, the limit, or the limit
-//           plus (bits 2-7) * 7 (a live reader holding back more of the tail)
+//           plus (bits 2-7) * 7 (a live reader holding back more of the tail);
+//           with kKeepAll, 4096 stands for the limit
 //   [3]     read_at buffer size: 0 means 64 KiB, else 1..255
 //   [4]     low 4 bits: number of chunk sizes that follow (0..15);
 //           bit 4: flatten() before the second round of checks;
@@ -225,14 +227,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t hdr[5] = {0, 0, 0, 0, 0};
   std::memcpy(hdr, data, std::min<size_t>(size, 5));
   size_t at = std::min<size_t>(size, 5);
-  const uint64_t limit = (hdr[0] | (hdr[1] << 8)) % 4097u;
-  const uint64_t tail_limit = limit - limit / 2;
+  const bool keep_all = (hdr[0] | (hdr[1] << 8)) == 0xFFFF;
+  const uint64_t limit = keep_all ? sup::Capture::kKeepAll : (hdr[0] | (hdr[1] << 8)) % 4097u;
+  // Keeping all, the head is unbounded (limit / 2 is more than any input)
+  // and there is no tail, nor a ring for a reader: it reads the head.
+  const uint64_t tail_limit = keep_all ? 0 : limit - limit / 2;
+  const uint64_t retain_base = keep_all ? 4096 : limit;
   uint64_t retain = 0;
   switch (hdr[2] & 3) {
     case 0: retain = 0; break;
     case 1: retain = tail_limit; break;
-    case 2: retain = limit; break;
-    case 3: retain = limit + (hdr[2] >> 2) * 7u; break;
+    case 2: retain = retain_base; break;
+    case 3: retain = retain_base + (hdr[2] >> 2) * 7u; break;
   }
   const size_t cap = hdr[3] == 0 ? 65536 : hdr[3];
   const size_t nchunks = hdr[4] & 15;
@@ -255,20 +261,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t total = stream.size();
   size_t head = static_cast<size_t>(std::min<uint64_t>(total, limit / 2));
   size_t tail = static_cast<size_t>(std::min<uint64_t>(total - head, tail_limit));
-  uint64_t ring_limit = std::max(tail_limit, retain);
+  uint64_t ring_limit = keep_all ? 0 : std::max(tail_limit, retain);
   size_t ring = static_cast<size_t>(std::min<uint64_t>(total - head, ring_limit));
   if (starved) {
     // Out of memory: less may be kept, never more, and what is kept is a
     // head from offset 0 and the newest bytes. The live ring's size is what
-    // a read from the end of the head gives.
+    // a read from the end of the head gives. Keeping all, the head ends
+    // and the room it gave up holds the newest bytes: a tail of any size.
     CHECK(c.head_size() <= head && c.kept_size() <= g_budget);
     head = c.head_size();
-    CHECK(c.kept_size() - head <= std::min<uint64_t>(total - head, tail_limit));
+    CHECK(c.kept_size() - head <= std::min<uint64_t>(total - head, keep_all ? UINT64_MAX : tail_limit));
     tail = c.kept_size() - head;
     std::vector<char> all(total + 1);
     uint64_t pos = head;
     const size_t live = c.read_at(&pos, all.data(), all.size());
-    CHECK(live <= std::min<uint64_t>(total - head, ring_limit) && live >= tail);
+    CHECK(live <= std::min<uint64_t>(total - head, keep_all ? UINT64_MAX : ring_limit) && live >= tail);
     ring = live;
   }
 

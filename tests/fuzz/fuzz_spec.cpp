@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,7 +87,7 @@ void check_spec(const sup::Spec& spec, const char* json) {
   CHECK(spec.idle_timeout_ms >= 0 && spec.idle_timeout_ms <= kMaxDurationMs);
   CHECK(spec.max_runtime_ms >= 0 && spec.max_runtime_ms <= kMaxDurationMs);
   CHECK(spec.grace_ms >= 0 && spec.grace_ms <= kMaxDurationMs);
-  CHECK(spec.max_output_bytes <= kMaxBytes);
+  CHECK(spec.max_output_bytes <= kMaxBytes || spec.max_output_bytes == sup::kKeepAllOutput);
   CHECK(spec.backpressure_bytes <= kMaxBytes);
   CHECK(spec.interrupt_signal >= 1 && spec.interrupt_signal <= 64);
   if (spec.stdin_mode != sup::StdinMode::data) CHECK(spec.stdin_data.empty());
@@ -93,6 +95,19 @@ void check_spec(const sup::Spec& spec, const char* json) {
   // reset_signals holds signals 1..64 only; every one names a real signal.
   for (int sig = 1; sig <= 64; ++sig)
     if (spec.reset_signals & (uint64_t{1} << (sig - 1))) CHECK(sup::parse_signal(std::to_string(sig)) == sig);
+
+  // {"fd": N}: a number exactly where the stream is a descriptor.
+  CHECK((spec.stdin_mode == sup::StdinMode::fd) == (spec.host_fd[0] >= 0));
+  CHECK((spec.stdout_route == sup::Route::fd) == (spec.host_fd[1] >= 0));
+  CHECK((spec.stderr_route == sup::Route::fd) == (spec.host_fd[2] >= 0));
+  if (spec.pty) CHECK(spec.host_fd[0] < 0 && spec.host_fd[1] < 0 && spec.host_fd[2] < 0);
+  // "fds": child numbers from 3, unique; host numbers not negative.
+  std::set<int> children;
+  for (const auto& [child, host] : spec.extra_fds) {
+    CHECK(child >= 3);
+    CHECK(host >= 0);
+    CHECK(children.insert(child).second);
+  }
 
   // A NUL is never dropped silently: cJSON would cut its string short at
   // one, so an accepted spec may hold one only in stdin.data, where each must
@@ -103,6 +118,29 @@ void check_spec(const sup::Spec& spec, const char* json) {
     size_t nul_bytes = 0;
     for (char c : spec.stdin_data) nul_bytes += c == '\0';
     CHECK(nul_bytes == nul_escapes);
+  }
+}
+
+// The child's descriptor plan as launch() would hand it to the child: every
+// target once, sorted (the child's binary search and the gaps it closes
+// depend on it), 0, 1, 2 and every "fds" number among them, each from the
+// host number named, and the parking place above them all.
+void check_fd_plan(const sup::Spec& spec, const char* json) {
+  const int stdio[3] = {100, 101, 102};
+  sup::ChildFdPlan plan(stdio, spec.extra_fds);
+  CHECK(plan.planned());
+  const sup::ChildFds v = plan.view();
+  CHECK(v.count == 3 + spec.extra_fds.size());
+  CHECK(v.moves != nullptr && v.parked != nullptr);
+  for (size_t i = 0; i < v.count; ++i) {
+    if (i < 3) CHECK(v.moves[i].target == static_cast<int>(i) && v.moves[i].source == stdio[i]);
+    if (i > 0) CHECK(v.moves[i - 1].target < v.moves[i].target);
+    CHECK(v.park_from > v.moves[i].target || v.moves[i].target == INT_MAX);
+  }
+  for (const auto& [child, host] : spec.extra_fds) {
+    bool found = false;
+    for (size_t i = 0; i < v.count; ++i) found |= v.moves[i].target == child && v.moves[i].source == host;
+    CHECK(found);
   }
 }
 
@@ -159,6 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   check_spec(spec, json);
+  check_fd_plan(spec, json);
   try {
     sup::LaunchPlan plan = sup::plan_launch(spec);
     check_plan(spec, plan, json);

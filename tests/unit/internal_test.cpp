@@ -399,6 +399,41 @@ TEST(CaptureOutOfMemory, NoMemoryAtAllCountsOnly) {
   expect_consistent(c, all);
 }
 
+TEST(CaptureKeepAll, EveryByteKeptAndCounted) {
+  // "max_output_bytes": null. Far past the 64 MiB reserved at once, so the
+  // buffer also grows by doubling; a live reader's retain changes nothing.
+  std::string all = scrambled(70 << 20);
+  sup::Capture c(sup::Capture::kKeepAll, 256 * 1024);
+  append_in_chunks(c, all, 65536 + 17);
+  EXPECT_EQ(c.total(), all.size());
+  EXPECT_EQ(c.head_size(), all.size());
+  EXPECT_EQ(c.kept_size(), all.size());
+  EXPECT_EQ(c.omitted(), 0u);
+  EXPECT_FALSE(c.truncated());
+  std::vector<char> buf(1 << 20);
+  uint64_t pos = 12345;
+  std::string read;
+  while (size_t n = c.read_at(&pos, buf.data(), buf.size())) read.append(buf.data(), n);
+  EXPECT_TRUE(read == all.substr(12345));
+  c.flatten();
+  ASSERT_TRUE(c.flat().has_value());
+  EXPECT_TRUE(*c.flat() == all);
+}
+
+TEST(CaptureKeepAll, OutOfMemoryKeepsAHeadAndTheNewestBytes) {
+  // Keeping everything, the host runs out: as with a limit, the head gives
+  // half of itself up to the newest bytes, and the counts stay exact.
+  g_budget = 200 * 1024;
+  std::string all = scrambled(1 << 20);
+  sup::Capture c(sup::Capture::kKeepAll, 0, realloc_within_budget);
+  append_in_chunks(c, all, 3000);
+  EXPECT_TRUE(c.truncated());
+  EXPECT_LE(c.kept_size(), g_budget);
+  EXPECT_GT(c.kept_size(), c.head_size()) << "the newest bytes are kept too";
+  EXPECT_GT(c.head_size(), 0u);
+  expect_consistent(c, all);
+}
+
 TEST(CaptureOutOfMemory, ALiveReadersRetainedBytesShrinkToo) {
   // Backpressure keeps up to 256 KiB unread; only 64 KiB more can be had.
   g_budget = 64 * 1024 + 2048;

@@ -261,7 +261,7 @@ TEST(Routing, BadRoutesAreRefused) {
     const char* routes;
     const char* message;
   };
-  for (const Bad& bad : {Bad{"\"stdout\": \"stdout\"", "stdout: must be \"pipe\", \"tee\", \"inherit\" or \"null\""},
+  for (const Bad& bad : {Bad{"\"stdout\": \"stdout\"", "stdout: must be \"pipe\", \"tee\", \"inherit\", \"null\" or {\"fd\": N}"},
                          Bad{"\"stdout\": \"file\"", "not \"file\""},
                          Bad{"\"stderr\": 2", "stderr: must be"},
                          Bad{"\"stderr\": \"stderr\"", "stderr: must be"}}) {
