@@ -58,27 +58,28 @@ class Fd {
 
 bool denied(int err) noexcept { return err == EACCES || err == EPERM; }
 
-// A /proc file into buf (NUL-terminated). Returns the length, or -errno.
+// A /proc file into buf (NUL-terminated). Returns the length, or -1 with
+// errno set.
 long read_file(int dir, const char* path, char* buf, size_t cap) noexcept {
   Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -errno;
+  if (!fd.valid()) return -1;
   long n;
   while ((n = read(fd.get(), buf, cap - 1)) < 0 && errno == EINTR) {
   }
-  if (n < 0) return -errno;
+  if (n < 0) return -1;
   buf[n] = '\0';
   return n;
 }
 
-// The same for a file of any length (an epoll's fdinfo).
+// The same for a file of any length (an epoll's fdinfo), -1 with errno.
 long read_whole(int dir, const char* path, std::string& out) {
   Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -errno;
+  if (!fd.valid()) return -1;
   char chunk[4096];
   for (;;) {
     long n = read(fd.get(), chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -errno;
+    if (n < 0) return -1;
     if (n == 0) break;
     out.append(chunk, static_cast<size_t>(n));
   }
@@ -287,7 +288,7 @@ bool Look::epoll_waits(int task_dir, const Blocked& b, dev_t ctty) {
   std::string info;
   long rc = read_whole(task_dir, path, info);
   if (rc < 0) {
-    if (denied(static_cast<int>(-rc))) blind_ = true;
+    if (denied(errno)) blind_ = true;
     return false;
   }
   for (size_t at = info.find("tfd:"); at != std::string::npos; at = info.find("tfd:", at + 4)) {
@@ -359,7 +360,7 @@ bool Look::process(int proc_dir, pid_t pid) {
     if (ts.state != 'S' && ts.state != 'T') return true;  // traced, dead, idle: elsewhere
     long rc = read_file(task.get(), "syscall", text, sizeof text);
     if (rc < 0) {
-      if (denied(static_cast<int>(-rc))) blind_ = true;
+      if (denied(errno)) blind_ = true;
       return true;
     }
     Blocked b;
