@@ -175,8 +175,9 @@ class Look {
   Look(const StdinFile& target) noexcept : target_(target), dev_tty_(makedev(5, 0)) {}
 
   // Returns false once the verdict is settled (a runnable thread, or a
-  // stop on the terminal): the rest need not be looked at.
-  bool process(int proc_dir, pid_t pid);
+  // stop on the terminal): the rest need not be looked at. pgrp: if not
+  // 0, the process is looked at only if it is still of that group.
+  bool process(int proc_dir, pid_t pid, pid_t pgrp);
 
   InputSeen seen() const noexcept {
     if (stopped_) return InputSeen::stopped;
@@ -329,7 +330,7 @@ bool Look::waits_on_stdin(int task_dir, pid_t tid, const Blocked& b, dev_t ctty)
   }
 }
 
-bool Look::process(int proc_dir, pid_t pid) {
+bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
   char name[24];
   std::snprintf(name, sizeof name, "%d", static_cast<int>(pid));
   Fd dir(openat(proc_dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -340,7 +341,7 @@ bool Look::process(int proc_dir, pid_t pid) {
   char text[1024];
   ProcStat ps;
   if (read_file(dir.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ps)) return true;
-  if (ps.state == 'Z' || ps.state == 'X') return true;
+  if (ps.state == 'Z' || ps.state == 'X' || (pgrp != 0 && ps.pgrp != pgrp)) return true;
   const bool background = ps.tty != 0 && ps.tpgid != ps.pgrp;
   Fd tasks(openat(dir.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!tasks.valid()) return true;
@@ -386,63 +387,82 @@ bool Look::process(int proc_dir, pid_t pid) {
   return go_on;
 }
 
-// The processes of the tree, into fn until it returns false: the main
-// process and its group (a /proc scan), or the cgroup's.
-template <class F>
-void for_each_member(int proc_dir, pid_t pid, int cgroup_dir, F&& fn) {
-  int count = 0;
-  auto visit = [&](pid_t member) {
-    if (++count > kMaxProcesses) return false;
-    return fn(member);
-  };
-  if (cgroup_dir >= 0) {
-    std::vector<pid_t> members;
-    // cgroup.procs of the cgroup and each sub-cgroup, a few levels down.
-    std::vector<std::pair<int, int>> dirs;  // (fd, depth)
-    int top = openat(cgroup_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (top >= 0) dirs.emplace_back(top, 0);
-    while (!dirs.empty()) {
-      auto [dir, depth] = dirs.back();
-      dirs.pop_back();
-      Fd owned(dir);
-      std::string procs;
-      if (read_whole(dir, "cgroup.procs", procs) > 0) {
-        for (char* at = procs.data(); *at != '\0';) {
-          char* end;
-          long member = std::strtol(at, &end, 10);
-          if (end == at) break;
-          if (member > 0) members.push_back(static_cast<pid_t>(member));
-          at = end;
-        }
-      }
-      if (depth >= 8) continue;
-      for_each_dirent(dir, [&](const char* name, unsigned char type) {
-        if (type != DT_DIR || name[0] == '.') return true;
-        int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (sub >= 0) dirs.emplace_back(sub, depth + 1);
-        return true;
-      });
-    }
-    for (pid_t member : members)
-      if (!visit(member)) return;
-    return;
+// Appends the pids in text ("1 2 3\n" or one a line) to out.
+void parse_pids(const char* text, std::vector<pid_t>& out) {
+  for (const char* at = text; *at != '\0';) {
+    char* end;
+    long pid = std::strtol(at, &end, 10);
+    if (end == at) break;
+    if (pid > 0) out.push_back(static_cast<pid_t>(pid));
+    at = end;
   }
-  if (!visit(pid)) return;
-  // The group: every process whose pgrp is the main process's pid (the
-  // main process itself may have left it; it was looked at above).
+}
+
+// The main process and its descendants, by each thread's "children" (a
+// process whose parent ended is reparented out of this tree: the group scan
+// finds it). Falls back to false where the kernel has no such file.
+bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out) {
+  char path[48];
+  std::snprintf(path, sizeof path, "%d/task/%d/children", static_cast<int>(pid), static_cast<int>(pid));
+  if (faccessat(proc_dir, path, R_OK, 0) != 0 && errno == ENOENT) return false;  // no such file here
+  out.push_back(pid);
+  std::string list;
+  for (size_t next = 0; next < out.size() && out.size() < static_cast<size_t>(kMaxProcesses); ++next) {
+    std::snprintf(path, sizeof path, "%d/task", static_cast<int>(out[next]));
+    Fd tasks(openat(proc_dir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!tasks.valid()) continue;  // gone meanwhile
+    for_each_dirent(tasks.get(), [&](const char* tid, unsigned char) {
+      if (tid[0] < '1' || tid[0] > '9') return true;
+      char file[48];
+      std::snprintf(file, sizeof file, "%s/children", tid);
+      list.clear();
+      if (read_whole(tasks.get(), file, list) >= 0) parse_pids(list.c_str(), out);
+      return true;
+    });
+  }
+  return true;
+}
+
+// Every process of group pgid but those in `known`: a scan of /proc.
+void group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out) {
   Fd listing(openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing.valid()) return;
   char text[1024];
   for_each_dirent(listing.get(), [&](const char* name, unsigned char) {
     if (name[0] < '1' || name[0] > '9') return true;
     const pid_t member = static_cast<pid_t>(std::strtol(name, nullptr, 10));
-    if (member == pid) return true;
+    if (std::find(known.begin(), known.end(), member) != known.end()) return true;
     char path[40];
     std::snprintf(path, sizeof path, "%s/stat", name);
     ProcStat ps;
-    if (read_file(proc_dir, path, text, sizeof text) <= 0 || !parse_stat(text, ps) || ps.pgrp != pid) return true;
-    return visit(member);
+    if (read_file(proc_dir, path, text, sizeof text) <= 0 || !parse_stat(text, ps) || ps.pgrp != pgid) return true;
+    out.push_back(member);
+    return out.size() < static_cast<size_t>(kMaxProcesses);
   });
+}
+
+// cgroup.procs of the cgroup and of each sub-cgroup, a few levels down.
+void cgroup_members(int cgroup_dir, std::vector<pid_t>& out) {
+  std::vector<std::pair<int, int>> dirs;  // (fd, depth)
+  int top = openat(cgroup_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top >= 0) dirs.emplace_back(top, 0);
+  std::string procs;
+  while (!dirs.empty()) {
+    auto [dir, depth] = dirs.back();
+    dirs.pop_back();
+    Fd owned(dir);
+    procs.clear();
+    if (read_whole(dir, "cgroup.procs", procs) > 0) parse_pids(procs.c_str(), out);
+    if (depth >= 8 || out.size() >= static_cast<size_t>(kMaxProcesses)) continue;
+    Fd listing(openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!listing.valid()) continue;
+    for_each_dirent(listing.get(), [&](const char* name, unsigned char type) {
+      if (type != DT_DIR || name[0] == '.') return true;
+      int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub >= 0) dirs.emplace_back(sub, depth + 1);
+      return true;
+    });
+  }
 }
 
 }  // namespace
@@ -485,7 +505,29 @@ int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool block
   if (!proc.valid()) {
     l.set_blind();
   } else {
-    for_each_member(proc.get(), pid, cgroup_dir, [&](pid_t member) { return l.process(proc.get(), member); });
+    // The tree: the cgroup's processes; or the main process's descendants
+    // (cheap: a few files), and the rest of its group, which only a scan of
+    // every process finds (a millisecond on a busy machine): at most once
+    // per kGroupScanEvery, its finds kept for the looks between.
+    std::vector<pid_t> members;
+    if (cgroup_dir >= 0) {
+      cgroup_members(cgroup_dir, members);
+    } else {
+      const bool walked = descendants(proc.get(), pid, members);
+      if (!walked) members.push_back(pid);  // the scan finds the rest each time
+      if (!walked || group_scan_at_ == 0 || now - group_scan_at_ >= kGroupScanEvery) {
+        strays_.clear();
+        group_members(proc.get(), pid, members, strays_);
+        group_scan_at_ = now;
+      }
+    }
+    int count = 0;
+    for (pid_t member : members)
+      if (++count > kMaxProcesses || !l.process(proc.get(), member, 0)) break;
+    // Still of the group (the pid may be another's by now).
+    for (pid_t stray : strays_)
+      if (std::find(members.begin(), members.end(), stray) == members.end())
+        if (++count > kMaxProcesses || !l.process(proc.get(), stray, pid)) break;
   }
   judge(l.seen(), l.readers, output_total, now_ns());
   return verdict();

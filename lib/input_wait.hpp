@@ -58,6 +58,9 @@ class InputWait {
   // A reader given input (by the host, or seen woken) this recently is
   // being fed, not waiting.
   static constexpr Nanos kFedWindow = 250 * kNanosPerMs;
+  // In group mode, how often a look scans every process for members of the
+  // group that are not descendants of the main process.
+  static constexpr Nanos kGroupScanEvery = 1000 * kNanosPerMs;
   // A caller asking again this soon gets the last look's verdict.
   static constexpr Nanos kMinGap = 5 * kNanosPerMs;
 
@@ -129,6 +132,10 @@ class InputWait {
   // The reading threads of the last look, and how long each had run
   // (schedstat): any change means it woke.
   std::vector<std::pair<pid_t, uint64_t>> readers_;
+  // Group mode: members of the group the last scan of every process found
+  // outside the main process's descendants, and when it ran.
+  std::vector<pid_t> strays_;
+  Nanos group_scan_at_ = 0;
 };
 
 }  // namespace sup
