@@ -491,10 +491,15 @@ void InputWait::note_input() noexcept {
 
 int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-  if (blocking)
+  if (blocking) {
     lock.lock();
-  else if (!lock.try_lock())
+  } else if (!lock.try_lock()) {
+    // A caller is looking: its look stands for this one, and the loop's
+    // next comes kMinGap after, not at once again (its deadline is past).
+    const Nanos retry = now_ns() - kInterval + kMinGap;
+    if (look_at_.load(std::memory_order_acquire) < retry) look_at_.store(retry, std::memory_order_release);
     return -1;
+  }
   const Nanos now = now_ns();
   // Asked again within a few ms (a caller polling): the last look stands.
   if (state_ != State::unknown && now - last_look_at_ < kMinGap && output_total == output_total_ &&

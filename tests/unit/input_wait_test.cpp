@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -133,59 +135,127 @@ TEST(InputWait, PythonThreadReadsWhileTheMainThreadJoins) {
 }
 
 // The host side on a terminal of the test's own, its controlling terminal:
-// a child reading it from its own process group is stopped by SIGTTIN.
-// Runs in a forked helper (a new session), which reports through its exit
-// status: 0 all seen, else the step that failed.
-int stopped_reader_helper(int slave) {
-  if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0) return 10;
-  if (dup2(slave, 0) < 0) return 11;
-  sup_proc* p = nullptr;
-  if (sup_spawn("{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\"}", &p) != 0) return 12;
-  int seen = 0;
-  for (int i = 0; i < 200 && seen != 1; ++i) {
-    seen = sup_input_wanted(p);
-    if (seen < 0) return 13;
-    if (seen != 1) usleep(10000);
+// a child reading it from its own process group is stopped by SIGTTIN. The
+// host is this test binary again, exec'd in a new session on the terminal
+// (no library call between fork and exec), running only the test below.
+constexpr const char* kHostOnTerminal = "SUP_TEST_HOST_ON_TERMINAL";
+
+TEST(InputWaitOnTerminal, ChildStoppedReadingIt) {
+  if (std::getenv(kHostOnTerminal) == nullptr) GTEST_SKIP() << "run by InputWait.StoppedReadingTheHostsTerminal";
+  ASSERT_EQ(isatty(0), 1);
+  {
+    SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\"}");
+    ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN not seen";
   }
-  sup_release(p);
-  if (seen != 1) return 14;
   // With the limit, the stop ends the child as any wait for input: the
   // interrupt signal, then SIGCONT so that the stopped process acts on it.
-  if (sup_spawn("{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\", \"input_wait_timeout_ms\": 200}",
-                &p) != 0)
-    return 15;
-  if (sup_poll(p, 10000) != 1) return 16;
-  const std::string r = sup_result(p);
-  sup_release(p);
-  if (r.find("\"outcome\": \"idle_timeout\", \"phase\": \"input\"") == std::string::npos) return 17;
-  if (r.find("\"waiting_for_input\": true") == std::string::npos) return 18;
-  if (r.find("\"forced_kill\": false") == std::string::npos) return 19;
-  return 0;
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\", \"input_wait_timeout_ms\": 200}");
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "idle_timeout");
+  EXPECT_EQ(r.str("phase"), "input");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  EXPECT_EQ(r.str("term_signal"), "SIGTERM");
+  EXPECT_TRUE(cJSON_IsFalse(r.get("forced_kill"))) << sup_result(p.get());
 }
 
 TEST(InputWait, StoppedReadingTheHostsTerminal) {
   int master = -1, slave = -1;
   ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
-  pid_t helper = fork();
-  ASSERT_GE(helper, 0);
-  if (helper == 0) {
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = '\0';
+  std::string filter = "--gtest_filter=InputWaitOnTerminal.ChildStoppedReadingIt";
+  char* argv[] = {self, filter.data(), nullptr};
+  // Its environment is this one's plus the marker, made before the fork.
+  std::string marker = std::string(kHostOnTerminal) + "=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(marker.data());
+  env.push_back(nullptr);
+  pid_t host = fork();
+  if (host == 0) {
+    // The terminal becomes the new session's controlling terminal and the
+    // host's stdin; its output stays the test's.
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0 || dup2(slave, 0) < 0) _exit(126);
     close(master);
-    _exit(stopped_reader_helper(slave));
+    close(slave);
+    execve(self, argv, env.data());
+    _exit(127);
   }
+  ASSERT_GT(host, 0);
   close(slave);
+  // The master stays open (a hang-up would end the host's session) and is
+  // drained, although nothing should be written to it.
+  fcntl(master, F_SETFL, O_NONBLOCK);
   int status = 0;
-  // The master stays open (a hang-up would end the helper's session) and
-  // is drained, although nothing should be written to it.
   for (int i = 0; i < 3000; ++i) {
-    if (waitpid(helper, &status, WNOHANG) == helper) break;
+    if (waitpid(host, &status, WNOHANG) == host) break;
     char buf[256];
-    fcntl(master, F_SETFL, O_NONBLOCK);
     (void)!read(master, buf, sizeof buf);
     usleep(10000);
   }
   close(master);
   ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "helper step " << WEXITSTATUS(status) << " failed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the host on the terminal failed (its output is above)";
+}
+
+// Runs this test binary again with only `test` and the marker variable set,
+// optionally as another user, and returns its exit status.
+int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0) {
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return -1;
+  self[len] = '\0';
+  std::string filter = "--gtest_filter=" + test;
+  char* argv[] = {self, filter.data(), nullptr};
+  std::string marker = std::string(marker_name) + "=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(marker.data());
+  env.push_back(nullptr);
+  pid_t child = fork();
+  if (child == 0) {
+    if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+    execve(self, argv, env.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+constexpr const char* kHostAsNobody = "SUP_TEST_HOST_AS_NOBODY";
+
+// A prompt sup may not look at: su, set-uid root, asks for a password on
+// its terminal, and a host that is not root may not read its syscall
+// file. The answer is "cannot tell", never 0.
+TEST(InputWaitAsNobody, SuPasswordPromptIsUnknown) {
+  if (std::getenv(kHostAsNobody) == nullptr) GTEST_SKIP() << "run by InputWait.ProcessItMayNotInspect";
+  ASSERT_NE(getuid(), 0u);
+  SPAWN(p, "{\"argv\": [\"su\", \"-c\", \"true\", \"root\"], \"pty\": true}");
+  started(p.get(), "assword");
+  int rc = 0;
+  ASSERT_TRUE(suptest::eventually([&] { return (rc = sup_input_wanted(p.get())) == SUP_EPERM; }, kSeenWithinMs))
+      << "last: " << rc;
+  for (int i = 0; i < 10; ++i) {
+    rc = sup_input_wanted(p.get());
+    EXPECT_EQ(rc, SUP_EPERM) << sup_strerror(rc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  EXPECT_TRUE(cJSON_IsNull(p.result().get("waiting_for_input"))) << sup_result(p.get());
+}
+
+TEST(InputWait, ProcessItMayNotInspect) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to run a host as another user";
+  if (access("/usr/bin/su", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/su";
+  struct stat st;
+  if (stat("/usr/bin/su", &st) != 0 || (st.st_mode & S_ISUID) == 0) GTEST_SKIP() << "su is not set-uid";
+  EXPECT_EQ(run_self("InputWaitAsNobody.SuPasswordPromptIsUnknown", kHostAsNobody, 65534, 65534), 0)
+      << "the host running as nobody failed (its output is above)";
 }
 
 TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {
