@@ -275,6 +275,8 @@
  *   0.4 adds: any descriptor of the host's as a stream ("stdin", "stdout",
  *   "stderr": {"fd": N}, "routed": "fd"; SUP_EBADF when it is not open),
  *   "fds" (more descriptors for the child), "max_output_bytes": null.
+ *   Waiting for input: "input_wait_timeout_ms", "phase": "input" and
+ *   SUP_PHASE_INPUT, "waiting_for_input" in the result, sup_input_wanted.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -357,9 +359,11 @@ enum sup_outcome {
 enum sup_phase {
   SUP_PHASE_NONE = 0,         /* the outcome is not idle_timeout */
   SUP_PHASE_FIRST_OUTPUT = 1, /* first_output_timeout_ms: no byte yet */
-  SUP_PHASE_IDLE = 2          /* idle_timeout_ms: silent since a byte (or,
+  SUP_PHASE_IDLE = 2,         /* idle_timeout_ms: silent since a byte (or,
                                  without first_output_timeout_ms, since the
                                  exec) */
+  SUP_PHASE_INPUT = 3         /* input_wait_timeout_ms: waiting for input
+                                 (see sup_input_wanted) */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -509,6 +513,16 @@ SUP_API const char *sup_signal_name(int sig);
  *   max_runtime_ms    end the child this long after the sup_spawn call
  *                     (time queued behind other spawns included); 0 = off
  *                     (default)
+ *   input_wait_timeout_ms  end the child (outcome "idle_timeout", "phase":
+ *                     "input", interrupt signal then SIGKILL as any
+ *                     timeout; a stopped process is sent SIGCONT after the
+ *                     interrupt signal) once it has waited this long for
+ *                     input it cannot get, as sup_input_wanted sees it
+ *                     (counted from the first look that saw the reader, so
+ *                     up to ~50 ms after the wait began, and ending within
+ *                     ~50 ms after the limit); 0 = off (default). Works with
+ *                     every stdin (with "null" or data, only a SIGTTIN or
+ *                     SIGTTOU stop can count) and every contain mode
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  a name or number as sup_signal_parse takes it
  *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
@@ -746,10 +760,17 @@ SUP_API int sup_expire(sup_proc *p);
  * a SIGKILL sup sent reached a process. "signals_sent" lists only signals
  * that reached at least one living process of the child's group, its main
  * process or (cgroup mode) its tree.
- * "phase" is "first_output" or "idle" for an idle_timeout outcome (which
- * limit fired), null for every other. "routed" is each stream's routing:
- * "pipe", "tee", "inherit", "null", "stdout" (stderr into stdout) or "fd"
- * (a host descriptor the spec named).
+ * "phase" is "first_output", "idle" or "input" for an idle_timeout outcome
+ * (which limit fired), null for every other. "waiting_for_input" (after
+ * "rusage") is true when the child was waiting for input (sup_input_wanted's
+ * 1) at its end, whatever ended it: the last look before the first signal
+ * sent to it (or before its exit) saw it waiting, and no byte was read from
+ * it and none written to its stdin since; false when it was not; null when
+ * nobody asked (neither input_wait_timeout_ms nor sup_input_wanted), when
+ * sup could not see (sup_input_wanted's SUP_EPERM), or when it was ended
+ * before any look (within ~30 ms of its last output).
+ * "routed" is each stream's routing: "pipe", "tee", "inherit", "null",
+ * "stdout" (stderr into stdout) or "fd" (a host descriptor the spec named).
  * Signal names are sup_signal_name's.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host
@@ -926,6 +947,40 @@ SUP_API int sup_input_fd(sup_proc *p);
  * gone), SUP_ECHILD. Thread-safety: any thread; a
  * concurrent sup_input_write either completes first or returns SUP_EBADF. */
 SUP_API int sup_input_close(sup_proc *p);
+
+/* sup_input_wanted: whether the child is waiting for input it cannot get.
+ * What counts: a process of its tree (its process group; in cgroup mode its
+ * cgroup) asleep reading the child's stdin file (the "pipe", the "pty", or
+ * an inherited pipe, FIFO or terminal; /dev/tty counts as the controlling
+ * terminal) in read, readv, pread, poll, select or epoll_wait (the epoll's
+ * targets from /proc/PID/fdinfo), every thread of every process of the tree
+ * asleep (none runnable or in disk sleep; others may sleep on anything, as
+ * a runtime's parked threads do), the reading thread not woken, nothing
+ * read from the child and nothing written to its stdin across two looks
+ * >= 40 ms apart, and no input written (nor the reader seen woken) in the
+ * last 250 ms: a reader being fed is not waiting. Or a process of the tree
+ * stopped by SIGTTIN or SIGTTOU (it read, wrote or configured its
+ * controlling terminal from a background group), which nothing but the
+ * host can ever end: that counts at once. Matched by file (device and
+ * inode, a terminal by its device number), not by descriptor 0. Each call
+ * looks at /proc (every process of the tree, each thread's stat and
+ * syscall; poll's and select's sets through process_vm_readv), which costs
+ * about a millisecond; a call within 5 ms of the last look, with nothing
+ * read or written since, gets that look's answer. The first call turns on
+ * the loop's own looks, which then run whenever output has been quiet for
+ * 30 ms, every 50 ms while it stays quiet, for the rest of the child's
+ * life, so that later calls and the result's "waiting_for_input" can
+ * compare; a call that sees a reader for the first time looks again 40 ms
+ * later before it answers (it then blocks that long).
+ * Returns 1 while waiting, 0 when not.
+ * Errors: SUP_EPERM (sup may not inspect a process of the tree: another
+ * user's, as a sudo prompt under a host that is not root, or ptrace
+ * restrictions, and nothing it can see is waiting: the answer is unknown,
+ * never a false 0), SUP_ESRCH (the result is final), SUP_ENOMEM, SUP_EINVAL
+ * (NULL handle), SUP_ECHILD.
+ * Thread-safety: any thread, concurrently with every call but sup_release.
+ * Not async-signal-safe. */
+SUP_API int sup_input_wanted(sup_proc *p);
 
 /* sup_pty_resize: set the window size of the child's terminal ("pty") to
  * rows x cols; the kernel sends SIGWINCH to the terminal's foreground

@@ -131,7 +131,18 @@ int spawn(const char* spec_json, sup_proc** out) {
     plan.tty_foreground = true;
   }
 
+  // What a reader waiting for input must be waiting on (input_wait.cpp):
+  // the stdin pipe, the terminal, or the host's own stdin.
+  sup::StdinFile stdin_file;
+  if (spec.pty)
+    stdin_file = sup::StdinFile::of_fd(fds.child_out.get());
+  else if (spec.stdin_mode == sup::StdinMode::pipe)
+    stdin_file = sup::StdinFile::of_fd(fds.stdin_write.get());
+  else if (spec.stdin_mode == sup::StdinMode::inherit && fds.stdio.fd[0] == 0)
+    stdin_file = sup::StdinFile::of_fd(0);
+
   auto proc = std::make_unique<Process>(engine, spec, called_at);
+  proc->set_stdin_file(stdin_file);
   proc->set_containment(std::move(cgroup), std::move(contain_fallback));
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
@@ -406,6 +417,18 @@ SUP_API int sup_input_fd(sup_proc* p) {
 SUP_API int sup_input_close(sup_proc* p) {
   Call proc(p);
   return proc ? proc->input_close() : proc.rc();
+}
+
+SUP_API int sup_input_wanted(sup_proc* p) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  try {
+    return proc->input_wanted();
+  } catch (const std::bad_alloc&) {
+    return SUP_ENOMEM;
+  } catch (...) {
+    return SUP_EINTERNAL;
+  }
 }
 
 SUP_API int sup_pty_resize(sup_proc* p, int rows, int cols) {

@@ -364,6 +364,12 @@ bool Process::act_on_deadline() {
       on_leader_exit();
       return true;
     }
+    // Waiting for input (input_wait.cpp): looked at once output is quiet,
+    // when asked; ends the child after input_wait_timeout_ms of it.
+    if (cause_ == Cause::none) {
+      look_for_input(now);
+      if (ended()) return true;
+    }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
     if (cause_ == Cause::none && now >= silence_deadline()) {
@@ -423,6 +429,7 @@ Nanos Process::next_deadline() const noexcept {
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
     next = std::min(next, silence_deadline());
     if (max_runtime_ > 0) next = std::min(next, called_at_ + max_runtime_);
+    if (!any_held_back()) next = std::min(next, input_wait_.next_look(last_activity_));
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);

@@ -67,6 +67,8 @@ int Process::input_write(const char* buf, size_t len, size_t* written) {
   }
   if (n >= 0) {
     if (written != nullptr) *written = static_cast<size_t>(n);
+    // A reader given input is being fed, not waiting (input_wait.cpp).
+    if (n > 0) input_wait_.note_input();
     return 0;
   }
   if (errno == EAGAIN) return SUP_EAGAIN;
@@ -123,6 +125,8 @@ int Process::input_close() {
   if (!stdin_pipe_) return SUP_EBADF;
   std::lock_guard<std::mutex> lock(input_mu_);
   if (!terminal_) {
+    // Its reader reads the end of input: not a wait any more.
+    if (input_fd_.valid()) input_wait_.note_input();
     input_fd_.reset();
     return 0;
   }
@@ -137,6 +141,7 @@ int Process::input_close() {
     if (rc < 0) return SUP_EPIPE;
   }
   input_closed_ = true;
+  input_wait_.note_input();
   return 0;
 }
 

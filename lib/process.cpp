@@ -89,7 +89,8 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
-      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)) {
+      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs) {
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM).
   signals_sent_.reserve(2);

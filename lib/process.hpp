@@ -24,6 +24,7 @@
 #include "cgroup.hpp"
 #include "clock.hpp"
 #include "engine.hpp"
+#include "input_wait.hpp"
 #include "json_text.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
@@ -46,7 +47,7 @@ enum class Escalation { none, interrupt_sent, kill_sent };
 
 // Why sup ended the main process, ordered by the outcome priority.
 enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
-enum class TimeoutKind { idle, first_output, max_runtime };
+enum class TimeoutKind { idle, first_output, max_runtime, input };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
@@ -89,6 +90,9 @@ struct Result {
   std::optional<TreeCpu> tree_cpu;
   std::optional<std::string> contain_fallback;
   std::optional<std::string> cgroup_left;
+  // Asked for (input_wait.cpp): whether it was waiting for input at its
+  // end; nullopt where sup could not see, or nobody asked.
+  std::optional<bool> waiting_for_input;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -238,6 +242,10 @@ class Process {
   int input_wait(int timeout_ms);
   int input_fd();
   int input_close();
+  // sup_input_wanted (input_wait.cpp): 1, 0, or a code.
+  int input_wanted();
+  // Before the spawn: the file the child's stdin is.
+  void set_stdin_file(const StdinFile& file) noexcept { input_wait_.set_stdin(file); }
   // sup_pty_resize (input.cpp).
   int pty_resize(int rows, int cols);
   // Before the spawn, while nothing else can see the process.
@@ -393,6 +401,12 @@ class Process {
   // or kNever; and which one it is.
   Nanos silence_deadline() const noexcept;
   TimeoutKind silence_kind() const noexcept;
+
+  // input_wait.cpp, loop thread: a look at the tree when one is due, and
+  // the end when it has waited for input input_wait_timeout_ms.
+  void look_for_input(Nanos now);
+  // Bytes read from both streams so far (mu_ taken unless on the loop).
+  uint64_t output_seen() noexcept;
 
   // host_signal.cpp: sup_signal's records, taken into signals_sent_ by the
   // loop (adopt_caller_signals), and put in time order at the end.
@@ -641,6 +655,8 @@ class Process {
   int64_t leftovers_ = 0;
   // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
+  // Whether the child waits for input (input_wait.hpp, its own locking).
+  InputWait input_wait_;
 };
 
 }  // namespace sup

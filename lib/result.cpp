@@ -69,8 +69,15 @@ void Process::publish_final() {
     r.term_signal = leader_status_.si_status;
   r.forced_kill = forced_kill_;
   if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
-    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT : SUP_PHASE_IDLE;
+    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT
+              : timeout_kind_ == TimeoutKind::input      ? SUP_PHASE_INPUT
+                                                         : SUP_PHASE_IDLE;
   order_signals_sent();
+  // Whether it was waiting for input when it ended: when the first signal
+  // went to it (sup's, or a caller's), else at its exit, as seen now.
+  const Nanos ended_at = signals_sent_.empty() ? now : called_at_ + signals_sent_.front().at;
+  r.waiting_for_input =
+      input_wait_.at_end(ended_at, last_activity_, cause_ == Cause::none && signals_sent_.empty());
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
@@ -207,7 +214,10 @@ void Process::build_result_json() {
   head += "{\"outcome\": \"";
   head += sup_outcome_name(r.outcome);
   head += "\", \"phase\": ";
-  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\"" : r.phase == SUP_PHASE_IDLE ? "\"idle\"" : "null";
+  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\""
+          : r.phase == SUP_PHASE_IDLE       ? "\"idle\""
+          : r.phase == SUP_PHASE_INPUT      ? "\"input\""
+                                            : "null";
   head += ", \"exit_code\": ";
   if (r.exit_code)
     append_decimal(head, *r.exit_code);
@@ -229,7 +239,7 @@ void Process::build_result_json() {
   head += ", \"stdout\": ";
   const char* between = ", \"stderr\": ";
   std::string rest;
-  rest.reserve(192 + 64 * r.signals_sent.size());
+  rest.reserve(224 + 64 * r.signals_sent.size());
   rest += ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
     if (i > 0) rest += ", ";
@@ -245,7 +255,8 @@ void Process::build_result_json() {
   append_ms(rest, timeval_us(r.usage.ru_stime));
   rest += ", \"max_rss_kb\": ";
   append_decimal(rest, r.usage.ru_maxrss);
-  rest += "}";
+  rest += "}, \"waiting_for_input\": ";
+  rest += !r.waiting_for_input ? "null" : *r.waiting_for_input ? "true" : "false";
   append_contain_json(rest);
   rest += "}";
 

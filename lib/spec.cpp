@@ -486,6 +486,8 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.first_output_timeout_ms = whole_number(item, "first_output_timeout_ms", kMaxDurationMs, "ms");
   } else if (key == "max_runtime_ms") {
     spec.max_runtime_ms = whole_number(item, "max_runtime_ms", kMaxDurationMs, "ms");
+  } else if (key == "input_wait_timeout_ms") {
+    spec.input_wait_timeout_ms = whole_number(item, "input_wait_timeout_ms", kMaxDurationMs, "ms");
   } else if (key == "grace_ms") {
     spec.grace_ms = whole_number(item, "grace_ms", kMaxDurationMs, "ms");
   } else if (key == "interrupt_signal") {

@@ -30,6 +30,8 @@ struct Spec {
   // 0: off; else the limit before the first byte, and the idle clock starts there.
   int64_t first_output_timeout_ms = 0;
   int64_t max_runtime_ms = 0;
+  // 0: off; else end the child once it has waited for input this long.
+  int64_t input_wait_timeout_ms = 0;
   int64_t grace_ms = 5000;
   int interrupt_signal = 15;
   TimeoutAction on_timeout = TimeoutAction::interrupt;

@@ -1,0 +1,376 @@
+// Waiting for input: sup_input_wanted and "input_wait_timeout_ms". A child
+// that asks and waits is seen, however it reads (a shell's read, Python's
+// input on a terminal, /dev/tty, Node's readline, Go's fmt.Scanln, a reader
+// thread, a stop by SIGTTIN); one that sleeps, computes, reads another file
+// or is being fed is never counted.
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "helpers.hpp"
+
+namespace {
+
+using suptest::now_ms;
+using suptest::q;
+using suptest::sh;
+
+// What the tests promise: seen within 100 ms of the state beginning, plus
+// what a loaded machine adds; asserted with a wide margin.
+constexpr int kSeenWithinMs = 2000;
+constexpr int kNeverOverMs = 1000;
+
+// Polls sup_input_wanted until it says 1; returns the ms it took, or -1.
+double ms_until_waiting(sup_proc* p, int within_ms = kSeenWithinMs) {
+  const double start = now_ms();
+  while (now_ms() - start < within_ms) {
+    int rc = sup_input_wanted(p);
+    if (rc == 1) return now_ms() - start;
+    EXPECT_EQ(rc, 0) << sup_strerror(rc);
+    if (rc < 0) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+// sup_input_wanted says 0 every time for over_ms; `each` runs between calls.
+void never_waiting(sup_proc* p, const std::function<void()>& each = nullptr, int over_ms = kNeverOverMs) {
+  const double start = now_ms();
+  int calls = 0;
+  while (now_ms() - start < over_ms) {
+    if (each) each();
+    int rc = sup_input_wanted(p);
+    ASSERT_EQ(rc, 0) << "after " << now_ms() - start << " ms: " << sup_strerror(rc);
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(calls, 10);
+}
+
+bool have(const char* program) { return std::system((std::string("command -v ") + program + " >/dev/null 2>&1").c_str()) == 0; }
+
+std::string pipe_stdin(const std::string& extra = "") {
+  return "\"stdin\": \"pipe\"" + (extra.empty() ? "" : ", " + extra);
+}
+
+// The child must have begun (its first output) before "never" means anything.
+void started(sup_proc* p, const std::string& marker) { ASSERT_TRUE(suptest::wait_for_output(p, marker)) << marker; }
+
+TEST(InputWait, ReadFromAPipeNobodyWrites) {
+  suptest::SchedulerLag lag;
+  SPAWN(p, sh("read x", pipe_stdin()));
+  const double ms = ms_until_waiting(p.get());
+  ASSERT_GE(ms, 0) << "never seen waiting";
+  std::printf("seen waiting after %.0f ms\n", ms);
+  // 100 ms of the state beginning (the shell's start, a few ms) plus what
+  // the scheduler kept this process's threads waiting.
+  EXPECT_LT(ms, lag.allowance(150)) << "scheduler lag " << lag.max_ms() << " ms";
+  // Still waiting on the next call: it has not moved.
+  EXPECT_EQ(sup_input_wanted(p.get()), 1);
+  ASSERT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "aborted");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  EXPECT_EQ(sup_input_wanted(p.get()), SUP_ESRCH);
+}
+
+TEST(InputWait, PythonInputOnItsTerminal) {
+  SPAWN(p, "{\"argv\": [\"python3\", \"-c\", \"input('name? ')\"], \"pty\": true}");
+  started(p.get(), "name? ");
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
+  // Answered, it goes on and ends: not waiting at its end.
+  ASSERT_EQ(sup_input_write(p.get(), "ann\n", 4, nullptr), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_TRUE(cJSON_IsFalse(r.get("waiting_for_input"))) << sup_result(p.get());
+}
+
+TEST(InputWait, ReadOfDevTtyIsTheTerminal) {
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"echo go; read x < /dev/tty\"], \"pty\": true}");
+  started(p.get(), "go");
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
+}
+
+TEST(InputWait, NodeReadlineQuestion) {
+  if (!have("node")) GTEST_SKIP() << "node is not installed";
+  SPAWN(p, "{\"argv\": [\"node\", \"-e\", "
+           "\"require('readline').createInterface({input: process.stdin, output: process.stdout})"
+           ".question('name? ', (a) => { console.log('hi ' + a); process.exit(0); })\"], \"pty\": true}");
+  started(p.get(), "name? ");
+  ASSERT_GE(ms_until_waiting(p.get(), 5000), 0);
+  // The same through a pipe: libuv waits in epoll_wait on fd 0 itself.
+  SPAWN(piped, "{\"argv\": [\"node\", \"-e\", "
+               "\"require('readline').createInterface({input: process.stdin, output: process.stdout})"
+               ".question('name? ', (a) => process.exit(0))\"], \"stdin\": \"pipe\"}");
+  started(piped.get(), "name? ");
+  ASSERT_GE(ms_until_waiting(piped.get(), 5000), 0);
+}
+
+TEST(InputWait, GoScanln) {
+#ifdef SUP_GO_SCANLN
+  SPAWN(p, "{\"argv\": [" + q(SUP_GO_SCANLN) + "], \"stdin\": \"pipe\"}");
+  started(p.get(), "name? ");
+  ASSERT_GE(ms_until_waiting(p.get(), 5000), 0);
+  ASSERT_EQ(sup_input_write(p.get(), "gopher\n", 7, nullptr), 0);
+  ASSERT_TRUE(p.wait());
+  EXPECT_NE(p.output(SUP_STDOUT).find("hello gopher"), std::string::npos);
+#else
+  GTEST_SKIP() << "go was not found when the build was configured: the Go program was not built";
+#endif
+}
+
+TEST(InputWait, PythonThreadReadsWhileTheMainThreadJoins) {
+  SPAWN(p, "{\"argv\": [\"python3\", \"-c\", "
+           "\"import sys, threading\\nprint('ready', flush=True)\\n"
+           "t = threading.Thread(target=sys.stdin.readline)\\nt.start()\\nt.join()\"], \"stdin\": \"pipe\"}");
+  started(p.get(), "ready");
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
+}
+
+// The host side on a terminal of the test's own, its controlling terminal:
+// a child reading it from its own process group is stopped by SIGTTIN. The
+// host is this test binary again, exec'd in a new session on the terminal
+// (no library call between fork and exec), running only the test below.
+constexpr const char* kHostOnTerminal = "SUP_TEST_HOST_ON_TERMINAL";
+
+TEST(InputWaitOnTerminal, ChildStoppedReadingIt) {
+  if (std::getenv(kHostOnTerminal) == nullptr) GTEST_SKIP() << "run by InputWait.StoppedReadingTheHostsTerminal";
+  ASSERT_EQ(isatty(0), 1);
+  {
+    SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\"}");
+    ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN not seen";
+  }
+  // With the limit, the stop ends the child as any wait for input: the
+  // interrupt signal, then SIGCONT so that the stopped process acts on it.
+  SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\", \"input_wait_timeout_ms\": 200}");
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "idle_timeout");
+  EXPECT_EQ(r.str("phase"), "input");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  EXPECT_EQ(r.str("term_signal"), "SIGTERM");
+  EXPECT_TRUE(cJSON_IsFalse(r.get("forced_kill"))) << sup_result(p.get());
+}
+
+TEST(InputWait, StoppedReadingTheHostsTerminal) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = '\0';
+  std::string filter = "--gtest_filter=InputWaitOnTerminal.ChildStoppedReadingIt";
+  char* argv[] = {self, filter.data(), nullptr};
+  // Its environment is this one's plus the marker, made before the fork.
+  std::string marker = std::string(kHostOnTerminal) + "=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(marker.data());
+  env.push_back(nullptr);
+  pid_t host = fork();
+  if (host == 0) {
+    // The terminal becomes the new session's controlling terminal and the
+    // host's stdin; its output stays the test's.
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0 || dup2(slave, 0) < 0) _exit(126);
+    close(master);
+    close(slave);
+    execve(self, argv, env.data());
+    _exit(127);
+  }
+  ASSERT_GT(host, 0);
+  close(slave);
+  // The master stays open (a hang-up would end the host's session) and is
+  // drained, although nothing should be written to it.
+  fcntl(master, F_SETFL, O_NONBLOCK);
+  int status = 0;
+  for (int i = 0; i < 3000; ++i) {
+    if (waitpid(host, &status, WNOHANG) == host) break;
+    char buf[256];
+    (void)!read(master, buf, sizeof buf);
+    usleep(10000);
+  }
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the host on the terminal failed (its output is above)";
+}
+
+// Runs this test binary again with only `test` and the marker variable set,
+// optionally as another user, and returns its exit status.
+int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0) {
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return -1;
+  self[len] = '\0';
+  std::string filter = "--gtest_filter=" + test;
+  char* argv[] = {self, filter.data(), nullptr};
+  std::string marker = std::string(marker_name) + "=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(marker.data());
+  env.push_back(nullptr);
+  pid_t child = fork();
+  if (child == 0) {
+    if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+    execve(self, argv, env.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+constexpr const char* kHostAsNobody = "SUP_TEST_HOST_AS_NOBODY";
+
+// A prompt sup may not look at: su, set-uid root, asks for a password on
+// its terminal, and a host that is not root may not read its syscall
+// file. The answer is "cannot tell", never 0.
+TEST(InputWaitAsNobody, SuPasswordPromptIsUnknown) {
+  if (std::getenv(kHostAsNobody) == nullptr) GTEST_SKIP() << "run by InputWait.ProcessItMayNotInspect";
+  ASSERT_NE(getuid(), 0u);
+  SPAWN(p, "{\"argv\": [\"su\", \"-c\", \"true\", \"root\"], \"pty\": true}");
+  started(p.get(), "assword");
+  int rc = 0;
+  ASSERT_TRUE(suptest::eventually([&] { return (rc = sup_input_wanted(p.get())) == SUP_EPERM; }, kSeenWithinMs))
+      << "last: " << rc;
+  for (int i = 0; i < 10; ++i) {
+    rc = sup_input_wanted(p.get());
+    EXPECT_EQ(rc, SUP_EPERM) << sup_strerror(rc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(sup_abort(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  EXPECT_TRUE(cJSON_IsNull(p.result().get("waiting_for_input"))) << sup_result(p.get());
+}
+
+TEST(InputWait, ProcessItMayNotInspect) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to run a host as another user";
+  if (access("/usr/bin/su", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/su";
+  struct stat st;
+  if (stat("/usr/bin/su", &st) != 0 || (st.st_mode & S_ISUID) == 0) GTEST_SKIP() << "su is not set-uid";
+  EXPECT_EQ(run_self("InputWaitAsNobody.SuPasswordPromptIsUnknown", kHostAsNobody, 65534, 65534), 0)
+      << "the host running as nobody failed (its output is above)";
+}
+
+TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {
+  suptest::SchedulerLag lag;
+  const double start = now_ms();
+  SPAWN(p, sh("read x", pipe_stdin("\"input_wait_timeout_ms\": 300")));
+  ASSERT_TRUE(p.wait());
+  const double took = now_ms() - start;
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "idle_timeout");
+  EXPECT_EQ(r.str("phase"), "input");
+  EXPECT_EQ(sup_result_phase(p.get()), SUP_PHASE_INPUT);
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  EXPECT_EQ(r.str("term_signal"), "SIGTERM");
+  EXPECT_GE(took, 300);
+  // The loop's looks: the first 30 ms after the last output, the wait
+  // counted from it and confirmed 50 ms later; then the limit, the signal
+  // and the shell's end.
+  EXPECT_LT(took, lag.allowance(300 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+TEST(InputWait, AReaderWhoseParentEndedIsStillOfTheGroup) {
+  // The subshell starts the reader and exits: the reader is reparented out
+  // of the main process's descendants, but stays in its group. (An
+  // asynchronous command reads /dev/null unless given another stdin.)
+  SPAWN(p, sh("exec 3<&0; (sh -c 'read x' <&3 3<&- &); echo up; exec sleep 100", pipe_stdin()));
+  started(p.get(), "up");
+  ASSERT_GE(ms_until_waiting(p.get(), 4000), 0);
+}
+
+TEST(InputWait, ReadInCgroupMode) {
+  const std::string why = suptest::cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  SPAWN(p, sh("echo up; sh -c 'read x'", pipe_stdin("\"contain\": \"cgroup\"")));
+  started(p.get(), "up");
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
+}
+
+TEST(InputWait, AskedAndExitedIsFalse) {
+  SPAWN(p, sh("read x; echo \"got $x\"", pipe_stdin()));
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
+  ASSERT_EQ(sup_input_write(p.get(), "y\n", 2, nullptr), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_TRUE(cJSON_IsFalse(r.get("waiting_for_input"))) << sup_result(p.get());
+}
+
+TEST(InputWait, TimeoutDoesNotEndAChildThatIsFed) {
+  SPAWN(p, sh("while read x; do echo \"got $x\"; done", pipe_stdin("\"input_wait_timeout_ms\": 400")));
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_EQ(sup_input_write(p.get(), "y\n", 2, nullptr), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(sup_input_close(p.get()), 0);
+  ASSERT_TRUE(p.wait());
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "exited");
+  EXPECT_TRUE(cJSON_IsFalse(r.get("waiting_for_input"))) << sup_result(p.get());
+}
+
+TEST(InputWait, NotAskedIsNull) {
+  SPAWN(p, sh("echo hi"));
+  ASSERT_TRUE(p.wait());
+  EXPECT_TRUE(cJSON_IsNull(p.result().get("waiting_for_input"))) << sup_result(p.get());
+  EXPECT_EQ(sup_input_wanted(p.get()), SUP_ESRCH);
+  EXPECT_EQ(sup_input_wanted(nullptr), SUP_EINVAL);
+}
+
+TEST(InputWait, SpecKeyIsChecked) {
+  sup_proc* p = nullptr;
+  char err[SUP_ERRBUF_SIZE] = "";
+  EXPECT_EQ(sup_spawn_ex("{\"argv\": [\"true\"], \"input_wait_timeout_ms\": -5}", &p, err, sizeof err), SUP_EINVAL);
+  EXPECT_NE(std::string(err).find("input_wait_timeout_ms"), std::string::npos) << err;
+  EXPECT_EQ(sup_spawn_ex("{\"argv\": [\"true\"], \"input_wait_timeout_ms\": \"1s\"}", &p, err, sizeof err), SUP_EINVAL);
+  EXPECT_NE(std::string(err).find("input_wait_timeout_ms"), std::string::npos) << err;
+}
+
+// ---- Not waiting --------------------------------------------------------
+
+TEST(InputWaitNot, Sleep) {
+  SPAWN(p, sh("echo up; sleep 5", pipe_stdin()));
+  started(p.get(), "up");
+  never_waiting(p.get());
+}
+
+TEST(InputWaitNot, BusyLoop) {
+  SPAWN(p, sh("echo up; while :; do :; done", pipe_stdin()));
+  started(p.get(), "up");
+  never_waiting(p.get());
+}
+
+TEST(InputWaitNot, AFifoOfItsOwnNobodyWrites) {
+  suptest::TempDir dir;
+  const std::string fifo = dir.file("f");
+  SPAWN(p, sh("mkfifo " + fifo + " && exec 3<>" + fifo + " && echo up && read x <&3", pipe_stdin()));
+  started(p.get(), "up");
+  never_waiting(p.get());
+}
+
+TEST(InputWaitNot, APipeStdinFedSlowly) {
+  SPAWN(p, sh("echo up; cat > /dev/null", pipe_stdin()));
+  started(p.get(), "up");
+  double last = 0;
+  never_waiting(p.get(), [&] {
+    if (now_ms() - last < 100) return;
+    last = now_ms();
+    ASSERT_EQ(sup_input_write(p.get(), "x", 1, nullptr), 0);
+  });
+}
+
+TEST(InputWaitNot, PromptedAndComputing) {
+  SPAWN(p, sh("printf 'name? '; while :; do :; done", pipe_stdin()));
+  started(p.get(), "name? ");
+  never_waiting(p.get());
+}
+
+}  // namespace
