@@ -8,8 +8,10 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
+#include "confine.hpp"
 #include "engine.hpp"
 #include "launch.hpp"
 #include "process.hpp"
@@ -124,8 +126,17 @@ int spawn(const char* spec_json, sup_proc** out) {
     plan.tty_foreground = true;
   }
 
+  // "limits", "sandbox", "user": the ruleset, the filter and the ids made
+  // here, once, for the child to apply.
+  std::optional<sup::ConfinePlan> confine;
+  if (spec.confine.any()) {
+    confine.emplace(spec.confine, plan, cgroup.get(), spec.pty ? fds.child_out.get() : -1);
+    plan.confine = confine->child();
+  }
+
   auto proc = std::make_unique<Process>(engine, spec, called_at);
   proc->set_containment(std::move(cgroup), std::move(contain_fallback));
+  if (confine) proc->set_confinement(confine->take());
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));

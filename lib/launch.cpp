@@ -21,6 +21,8 @@
 #include <cstring>
 #include <new>
 
+#include "confine.hpp"
+#include "credentials.hpp"
 #include "sup.h"
 
 extern char** environ;
@@ -37,7 +39,7 @@ constexpr size_t kChildStackSize = 64 * 1024;
 // execvp's choice when PATH is unset.
 constexpr const char* kDefaultPath = "/bin:/usr/bin";
 
-enum class FailedStep : int { none = 0, setup, cgroup, cwd, exec };
+enum class FailedStep : int { none = 0, setup, cgroup, cwd, confine, exec };
 
 struct ChildArgs {
   const char* path;
@@ -52,6 +54,9 @@ struct ChildArgs {
   // the child writes "0" (itself) to it first. -1 for none.
   int cgroup_procs;
   bool terminal;
+  const ChildConfine* confine;
+  // The confinement step that failed (confine_child), a static string.
+  const char* confine_step;
   pid_t host_pid;
   pid_t host_pgrp;
   // The child made its group the terminal's foreground (tty_foreground).
@@ -147,7 +152,12 @@ SUP_CHILD_CODE int child_main(void* raw) {
     pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
     a->took_terminal = syscall(SYS_ioctl, 0, TIOCSPGRP, &self) == 0;
   }
-  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) child_fail(a, FailedStep::setup);
+  // The sandbox's Landlock ruleset stays open for confine_child (it is
+  // close-on-exec).
+  const int keep = a->confine != nullptr ? a->confine->ruleset_fd : -1;
+  if (keep > 3 && syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) != 0) child_fail(a, FailedStep::setup);
+  if (syscall(SYS_close_range, keep >= 3 ? static_cast<unsigned>(keep + 1) : 3U, ~0U, 0U) != 0)
+    child_fail(a, FailedStep::setup);
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
 
   KernelSigaction dfl{};
@@ -155,6 +165,13 @@ SUP_CHILD_CODE int child_main(void* raw) {
   for (int sig = 1; sig <= 64; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     syscall(SYS_rt_sigaction, sig, &dfl, nullptr, sizeof(uint64_t));
+  }
+  if (a->confine != nullptr) {
+    int err = confine_child(*a->confine, a->die_with_host ? SIGKILL : 0, a->host_pid, &a->confine_step);
+    if (err != 0) {
+      errno = err;
+      child_fail(a, FailedStep::confine);
+    }
   }
   uint64_t empty_mask = 0;
   if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(uint64_t)) != 0)
@@ -344,11 +361,13 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
   args.sentinel_fd = plan.sentinel_fd;
   args.cgroup_procs = -1;
   args.terminal = plan.terminal;
+  args.confine = plan.confine;
   args.host_pid = getpid();
   UniqueFd cgroup_procs;
   args.host_pgrp = getpgrp();
 
   int pidfd = -1;
+  DumpableKeeper keep_dumpable(plan.confine != nullptr && plan.confine->changes_ids());
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
   // child is an ordinary child of the host's (see Process::leader_exited_now).
@@ -406,6 +425,8 @@ Launched launch(const LaunchPlan& plan, const ChildStdio& stdio, ChildStack& sta
       if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
       throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err), SUP_PART_EXEC};
     }
+    case FailedStep::confine:
+      throw LaunchError{-err, std::string(args.confine_step) + ": " + describe_errno(err)};
     case FailedStep::cgroup:
       throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
     default:

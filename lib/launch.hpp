@@ -16,6 +16,8 @@
 
 namespace sup {
 
+struct ChildConfine;
+
 // A spawn that failed, with the code for the caller, the human detail and
 // which part failed (enum sup_part).
 struct LaunchError {
@@ -53,6 +55,10 @@ struct LaunchPlan {
   // "pty": stdio is the slave of a new terminal, which the child, leading a
   // new session, makes its controlling terminal.
   bool terminal = false;
+  // "limits", "sandbox", "user": what the child applies before exec
+  // (confine.hpp); null for none. Its Landlock ruleset descriptor stays
+  // open in the child until then.
+  const ChildConfine* confine = nullptr;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

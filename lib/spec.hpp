@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "confine_spec.hpp"
+
 namespace sup {
 
 enum class StdinMode { null_device, inherit, data, pipe };
@@ -44,6 +46,8 @@ struct Spec {
   bool pty = false;
   int pty_rows = 24;
   int pty_cols = 80;
+  // "limits", "sandbox", "user", "group", "groups" (confine_spec.cpp).
+  ConfineSpec confine;
 };
 
 // Thrown for a malformed spec; what() names the key and the problem.
