@@ -82,6 +82,7 @@ constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
 }  // namespace
 
 Sandbox::Sandbox(const SandboxSpec& spec, const std::vector<std::string>& extra_write, int terminal_fd) {
+  network_asked_ = !spec.network;
   build_ruleset(spec, extra_write, terminal_fd);
   if (!spec.network) build_filter();
   if (spec.strict && !not_enforced_.empty()) {
@@ -98,7 +99,6 @@ void Sandbox::build_ruleset(const SandboxSpec& spec, const std::vector<std::stri
     abi_ = 0;
     not_enforced_.push_back(std::string("filesystem: Landlock is not available (landlock_create_ruleset: ") +
                             errno_text(err) + (err == EOPNOTSUPP ? ", disabled at boot" : "") + ")");
-    if (!spec.network) not_enforced_.push_back("network: no Landlock TCP rules (sockets are refused by seccomp only)");
     return;
   }
   abi_ = static_cast<int>(abi);
@@ -119,9 +119,10 @@ void Sandbox::build_ruleset(const SandboxSpec& spec, const std::vector<std::stri
     attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
     attr_size = offsetof(RulesetAttr, scoped);
     landlock_tcp_ = true;
-  } else if (!spec.network) {
-    not_enforced_.push_back("network: no Landlock TCP rules (ABI 4 needed; sockets are refused by seccomp only)");
   }
+  // Without Landlock's TCP rules (ABI < 4) the seccomp filter still
+  // refuses every new network socket; only a TCP socket the child is given
+  // could connect ("landlock_tcp": false says so).
   long fd = syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
   if (fd < 0) {
     int err = errno;
@@ -220,7 +221,7 @@ void Sandbox::append_json(std::string& out) const {
   out += ", \"filesystem\": ";
   out += filesystem_ ? "true" : "false";
   out += ", \"network\": ";
-  out += network_refused_ ? "true" : "false";
+  out += !network_asked_ ? "null" : network_refused_ ? "true" : "false";
   out += ", \"landlock_tcp\": ";
   out += landlock_tcp_ ? "true" : "false";
   out += ", \"no_new_privs\": true, \"not_enforced\": [";

@@ -37,6 +37,7 @@ class Sandbox {
 
   int abi_ = 0;
   unsigned long long handled_fs_ = 0;
+  bool network_asked_ = false;  // "network": false
   bool network_refused_ = false;
   bool landlock_tcp_ = false;
   bool filesystem_ = false;

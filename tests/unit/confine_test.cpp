@@ -213,6 +213,11 @@ TEST(Confine, ResultSaysWhatWasEnforced) {
   EXPECT_EQ(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sandbox, "filesystem")), landlock_abi() > 0);
   EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sandbox, "network")));
   EXPECT_TRUE(cJSON_IsNull(r.get("limit")));
+  SPAWN(net, sh("true", sandbox_write(dir.path())));
+  ASSERT_TRUE(net.wait());
+  Json n = net.result();
+  EXPECT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n.get("confined"), "sandbox"), "network")))
+      << sup_result(net.get());
   // Nothing asked, nothing said.
   SPAWN(plain, sh("true"));
   ASSERT_TRUE(plain.wait());
