@@ -128,7 +128,9 @@ void Sandbox::build_ruleset(const SandboxSpec& spec, const std::vector<std::stri
     int err = errno;
     throw LaunchError{-err, "sandbox: landlock_create_ruleset: " + errno_text(err)};
   }
-  ruleset_.reset(static_cast<int>(fd));
+  // Above stdio: a host that closed its own 0, 1 or 2 would otherwise get
+  // it there, where the child's stdio replaces it before it is used.
+  ruleset_ = above_stdio(UniqueFd(static_cast<int>(fd)));
 
   const unsigned long long write_rights = handled_fs_ & (kFsWrite | kFsRead);
   for (size_t i = 0; i < spec.write.size(); ++i)

@@ -405,3 +405,26 @@ TEST(Confine, CgroupLimitsHoldTheTree) {
   ASSERT_TRUE(bomb.wait(20000));
   EXPECT_EQ(bomb.result().str("limit"), "processes") << sup_result(bomb.get());
 }
+
+TEST(Confine, ExecOnlyFromTheExecPaths) {
+  if (landlock_abi() == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
+  TempDir dir;
+  const std::string exec = sandbox_write(dir.path(), "\"exec\": [\"/usr\", \"/bin\", \"/lib\", \"/lib64\"]");
+  SPAWN(p, sh(std::string(SUP_CONFINE_PROBE) + " write /dev/null", exec));
+  ASSERT_TRUE(p.wait());
+  EXPECT_EQ(p.result().num("exit_code"), 126) << sup_result(p.get());
+  SPAWN(ok, sh("/bin/true", exec));
+  ASSERT_TRUE(ok.wait());
+  EXPECT_EQ(ok.result().num("exit_code"), 0) << sup_result(ok.get());
+}
+
+TEST(Confine, StrictSandboxRunsWhereTheKernelHasEverything) {
+  if (landlock_abi() < 5) GTEST_SKIP() << "Landlock ABI " << landlock_abi() << " lacks rights a strict sandbox needs";
+  TempDir dir;
+  SPAWN(p, sh("true", sandbox_write(dir.path(), "\"strict\": true, \"network\": false")));
+  ASSERT_TRUE(p.wait());
+  Json r = p.result();
+  EXPECT_EQ(r.num("exit_code"), 0);
+  const cJSON* sandbox = cJSON_GetObjectItemCaseSensitive(r.get("confined"), "sandbox");
+  EXPECT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sandbox, "not_enforced")), 0) << sup_result(p.get());
+}
