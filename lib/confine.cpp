@@ -79,7 +79,7 @@ void set_child_env(LaunchPlan& plan, const std::string& name, const std::string&
 SUP_CHILD_CODE int confine_child(const ChildConfine& c, int pdeath_signal, pid_t host_pid, const char** step) {
   for (size_t i = 0; i < c.rlimit_count; ++i) {
     if (syscall(SYS_prlimit64, 0, c.rlimits[i].resource, &c.rlimits[i].value, nullptr) != 0) {
-      *step = "limits: setrlimit";
+      *step = c.rlimits[i].step;
       return errno;
     }
   }

@@ -86,8 +86,8 @@ std::string decimal(uint64_t v) { return std::to_string(v); }
 }  // namespace
 
 Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root) : cpu_seconds_(spec.cpu_seconds) {
-  auto set = [&](int resource, uint64_t soft, uint64_t hard) {
-    rlimits_.push_back({resource, {static_cast<rlim_t>(soft), static_cast<rlim_t>(hard)}});
+  auto set = [&](int resource, uint64_t soft, uint64_t hard, const char* step) {
+    rlimits_.push_back({resource, {static_cast<rlim_t>(soft), static_cast<rlim_t>(hard)}, step});
   };
   const char* no_cgroup = "not in a cgroup (\"contain\": \"cgroup\" bounds the whole tree)";
   if (spec.memory_bytes) {
@@ -105,13 +105,13 @@ Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root) 
     } else {
       // RLIMIT_DATA, never RLIMIT_AS: an address-space limit stops runtimes
       // that reserve large ranges (WebAssembly in Node, the JVM's heap).
-      set(RLIMIT_DATA, *spec.memory_bytes, *spec.memory_bytes);
+      set(RLIMIT_DATA, *spec.memory_bytes, *spec.memory_bytes, "limits.memory_bytes: setrlimit(RLIMIT_DATA)");
       applied_.push_back({"memory_bytes", decimal(*spec.memory_bytes), "rlimit", "process", why});
     }
   }
   if (spec.cpu_seconds) {
     // One second apart: equal limits would SIGKILL with no SIGXCPU first.
-    set(RLIMIT_CPU, *spec.cpu_seconds, *spec.cpu_seconds + 1);
+    set(RLIMIT_CPU, *spec.cpu_seconds, *spec.cpu_seconds + 1, "limits.cpu_seconds: setrlimit(RLIMIT_CPU)");
     applied_.push_back({"cpu_seconds", decimal(*spec.cpu_seconds), "rlimit", "process", ""});
   }
   if (spec.processes) {
@@ -127,20 +127,20 @@ Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root) 
       applied_.push_back({"processes", decimal(*spec.processes), nullptr, nullptr,
                           why + "; RLIMIT_NPROC does not bind a child running as root"});
     } else {
-      set(RLIMIT_NPROC, *spec.processes, *spec.processes);
+      set(RLIMIT_NPROC, *spec.processes, *spec.processes, "limits.processes: setrlimit(RLIMIT_NPROC)");
       applied_.push_back({"processes", decimal(*spec.processes), "rlimit", "user", why});
     }
   }
   if (spec.file_bytes) {
-    set(RLIMIT_FSIZE, *spec.file_bytes, *spec.file_bytes);
+    set(RLIMIT_FSIZE, *spec.file_bytes, *spec.file_bytes, "limits.file_bytes: setrlimit(RLIMIT_FSIZE)");
     applied_.push_back({"file_bytes", decimal(*spec.file_bytes), "rlimit", "process", ""});
   }
   if (spec.open_files) {
-    set(RLIMIT_NOFILE, *spec.open_files, *spec.open_files);
+    set(RLIMIT_NOFILE, *spec.open_files, *spec.open_files, "limits.open_files: setrlimit(RLIMIT_NOFILE)");
     applied_.push_back({"open_files", decimal(*spec.open_files), "rlimit", "process", ""});
   }
   if (spec.core_dump && !*spec.core_dump) {
-    set(RLIMIT_CORE, 0, 0);
+    set(RLIMIT_CORE, 0, 0, "limits.core_dump: setrlimit(RLIMIT_CORE)");
     applied_.push_back({"core_dump", "false", "rlimit", "process", ""});
   }
 }

@@ -21,6 +21,7 @@ class ChildCgroup;
 struct RlimitSetting {
   int resource;
   struct rlimit value;
+  const char* step;  // for a failure's detail: "limits.open_files: setrlimit"
 };
 
 // How one limit was applied, for the result's "confined".

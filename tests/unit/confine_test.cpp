@@ -128,13 +128,18 @@ TEST(ConfineSpec, BadValuesNameTheirKey) {
       {"\"groups\": [0, 2.5]", "groups[1]:"},
       {"\"groups\": \"root\"", "groups:"},
   };
+  std::string got;
   for (const Case& c : cases) {
-    std::string got = spawn_error(sh("true", c.extra));
+    got = spawn_error(sh("true", c.extra));
     EXPECT_EQ(got.compare(0, 4, "-22 "), 0) << c.extra << " -> " << got;
     EXPECT_NE(got.find(std::string("spec: ") + c.key), std::string::npos) << c.extra << " -> " << got;
   }
+  // A limit above what the host may set (the kernel's nr_open) fails in
+  // the child, named by its key.
+  got = spawn_error(sh("true", "\"limits\": {\"open_files\": 1073741824}"));
+  EXPECT_NE(got.find("limits.open_files"), std::string::npos) << got;
   // A path that does not exist is named with its key too.
-  std::string got = spawn_error(sh("true", "\"sandbox\": {\"write\": [\"/no/such/dir/sup\"]}"));
+  got = spawn_error(sh("true", "\"sandbox\": {\"write\": [\"/no/such/dir/sup\"]}"));
   EXPECT_NE(got.find("sandbox.write[0]"), std::string::npos) << got;
 }
 
