@@ -464,7 +464,10 @@ SUP_API const char *sup_signal_name(int sig);
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
  *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
- *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
+ *   here; the detail starts "contain: "; a "strict" sandbox the kernel
+ *   cannot enforce, the detail starts "sandbox.strict: "), SUP_EPERM
+ *   ("user", "group", "groups" or a limit above the host's own, without
+ *   the privilege; the detail names the key), SUP_ENOSPC ("pty": no
  *   pseudo-terminal left), -ESHUTDOWN (-108: the library is being unloaded,
  *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
  *   clone(2) as -errno.
