@@ -332,7 +332,8 @@ enum sup_error {
   SUP_ENOSYS = -38,   /* the kernel lacks pidfd / CLONE_PIDFD support */
   SUP_ENODATA = -61,  /* no such value: exit code of a signaled child, ... */
   SUP_ENOTSUP = -95,  /* "contain": "cgroup" where no writable cgroup v2
-                         hierarchy is available (the detail says why);
+                         hierarchy is available (the detail says why); a
+                         "strict" sandbox the kernel cannot fully enforce;
                          sup_pty_resize on a child without "pty" */
   SUP_ECANCELED = -125, /* sup_release was called while this call waited */
   SUP_EINTERNAL = -4096 /* a bug in sup: please report it */
@@ -614,6 +615,68 @@ SUP_API const char *sup_signal_name(int sig);
  *                     keep_ignored_signals (CPython's restore_signals, GNU
  *                     timeout's own signals). Default []. An unknown name
  *                     is SUP_EINVAL naming the element (reset_signals[1])
+ *   limits            {"memory_bytes": N, "cpu_seconds": N, "processes": N,
+ *                     "file_bytes": N, "open_files": N, "core_dump": false},
+ *                     each optional (positive integers; unset: the host's
+ *                     own limit). Set by the child on itself before exec,
+ *                     as rlimits with soft == hard unless said:
+ *                     memory_bytes RLIMIT_DATA (never RLIMIT_AS, which
+ *                     stops runtimes that reserve large address ranges;
+ *                     a process's data, not the tree's), cpu_seconds
+ *                     RLIMIT_CPU with the hard limit one second above
+ *                     (SIGXCPU, then SIGKILL), processes RLIMIT_NPROC
+ *                     (the user's processes, not the tree's; root is
+ *                     exempt, so for a child running as root it is not
+ *                     applied), file_bytes RLIMIT_FSIZE (SIGXFSZ),
+ *                     open_files RLIMIT_NOFILE, core_dump false
+ *                     RLIMIT_CORE 0. In cgroup mode ("contain") where the
+ *                     host's cgroup offers the memory and pids controllers,
+ *                     memory_bytes is the cgroup's memory.max (and
+ *                     memory.swap.max 0) and processes its pids.max, which
+ *                     bound the whole tree, instead. The result's
+ *                     "confined" says which applied.
+ *   sandbox           {"write": [paths], "read": [paths] | null,
+ *                     "exec": [paths] | null, "network": true,
+ *                     "strict": false, "tmp": false}, each optional: a
+ *                     Landlock ruleset (built by the caller, applied by the
+ *                     child after no_new_privs) under which nothing is
+ *                     writable but the "write" paths (every write right
+ *                     the kernel's Landlock ABI has: write, truncate,
+ *                     make, remove, link and rename across them) and
+ *                     /dev/null, /dev/tty and the child's own "pty" (with
+ *                     device ioctls); everything is readable and
+ *                     executable unless "read" or "exec" lists what is.
+ *                     Descriptors the child is given keep their rights.
+ *                     "network": false adds a seccomp filter refusing
+ *                     socket(2) with EACCES for every family but AF_UNIX,
+ *                     io_uring_setup and (x86_64) every x32 call with
+ *                     EPERM, and killing a process that makes a system
+ *                     call of another architecture; and, where Landlock
+ *                     has ABI 4, refuses TCP bind and connect on any
+ *                     socket. "tmp": true makes a private directory (mode
+ *                     0700, the child's user's) under the host's $TMPDIR
+ *                     or /tmp, writable, named in the child's TMPDIR and
+ *                     the result, and removed with everything in it by
+ *                     sup_release (on the releasing thread). Best effort:
+ *                     what the kernel cannot enforce is listed in the
+ *                     result; with "strict": true such a spec fails with
+ *                     SUP_ENOTSUP and a detail naming what is missing. A
+ *                     listed path that cannot be opened fails the spawn
+ *                     (its errno, the detail naming the key). The sandbox
+ *                     sets no_new_privs: set-user-ID programs (sudo) fail.
+ *   user              a user name or numeric uid the child runs as
+ *                     (setresuid), with that user's primary group and
+ *                     groups (getgrouplist) unless "group" or "groups" say
+ *                     otherwise. Names are resolved before the clone; an
+ *                     unknown one is SUP_EINVAL naming the key. Needs a
+ *                     privileged host (else SUP_EPERM, the detail naming
+ *                     the step). The host's dumpable flag is kept.
+ *   group             a group name or numeric gid (setresgid); alone, the
+ *                     supplementary groups are unchanged.
+ *   groups            an array of group names or gids: exactly the child's
+ *                     supplementary groups (setgroups).
+ *   The child applies, in this order: rlimits, groups, gid, uid,
+ *   no_new_privs, the Landlock ruleset, the seccomp filter, then execs.
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -643,6 +706,11 @@ SUP_API const char *sup_signal_name(int sig);
  *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
  *   pseudo-terminal left), SUP_EBADF (a host descriptor the spec names is
  *   not open; SUP_PART_SPEC), -ESHUTDOWN (-108: the library is being unloaded,
+ *   here; the detail starts "contain: "; a "strict" sandbox the kernel
+ *   cannot enforce, the detail starts "sandbox.strict: "), SUP_EPERM
+ *   ("user", "group", "groups" or a limit above the host's own, without
+ *   the privilege; the detail names the key), SUP_ENOSPC ("pty": no
+ *   pseudo-terminal left), -ESHUTDOWN (-108: the library is being unloaded,
  *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
  *   clone(2) as -errno.
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
@@ -750,7 +818,14 @@ SUP_API int sup_expire(sup_proc *p);
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100},
  *    "contained": "cgroup", "leftovers_ended": 1,
  *    "tree_cpu": {"user_ms": 5.1, "sys_ms": 2.0}, "contain_fallback": null,
- *    "cgroup_left": null}
+ *    "cgroup_left": null,
+ *    "confined": {"cpu_seconds": {"value": 60, "mechanism": "rlimit",
+ *                                 "scope": "process"},
+ *                 "sandbox": {"landlock_abi": 7, "filesystem": true,
+ *                             "network": true, "landlock_tcp": true,
+ *                             "no_new_privs": true, "not_enforced": []},
+ *                 "user": {"uid": 65534, "gid": 65534, "groups": [65534]}},
+ *    "limit": "cpu"}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. If the host runs out of memory while
  * the child writes, less is kept (the head ends, keeping half of what it
@@ -782,6 +857,23 @@ SUP_API int sup_expire(sup_proc *p);
  * unless the child's cgroup could not be removed (a process stuck in
  * uninterruptible sleep): then its path, which sup tries again when the
  * host's engine ends.
+ * "confined" is null without "limits", "sandbox" or "user"/"group"/
+ * "groups"; else one entry per limit given, with its "value", the
+ * "mechanism" that applied it ("rlimit", "cgroup", or null with a "reason"),
+ * its "scope" ("process": each process; "user": all the processes of the
+ * child's user; "tree": the child's whole cgroup) and, where the tree-wide
+ * cgroup could not be used, a "reason"; "sandbox" with the kernel's Landlock
+ * ABI (0: none), whether the filesystem rules and the network refusal
+ * ("network": null when the spec allows the network) were applied, whether
+ * Landlock's TCP rules were, "not_enforced" listing what the kernel could
+ * not enforce, and "tmp" (the private directory) when asked; "user" with
+ * the ids the child was given (null: unchanged). "limit" names the limit
+ * that ended the child, else null: "memory" (its cgroup's memory.events
+ * oom_kill count rose), "processes" (its cgroup's pids.events max rose),
+ * "cpu" (the main process died of SIGXCPU, or of SIGKILL once its CPU time
+ * reached cpu_seconds), "file_size" (it died of SIGXFSZ). The outcome is
+ * unchanged ("signaled", "exited"). Without a cgroup a memory or process
+ * limit shows as a failed allocation or fork, which the program reports.
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.

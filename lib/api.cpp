@@ -1,5 +1,6 @@
 // The C boundary: argument checks, exceptions turned into codes, and the
 // stdio plumbing of a spawn. Nothing here throws past extern "C".
+#include <algorithm>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,8 +9,10 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
+#include "confine.hpp"
 #include "engine.hpp"
 #include "launch.hpp"
 #include "process.hpp"
@@ -122,8 +125,6 @@ int spawn(const char* spec_json, sup_proc** out) {
     fds.stdio.fd[0] = fds.child_stdin.get();
   }
 
-  plan.fds = sup::ChildFdPlan(fds.stdio.fd, spec.extra_fds);
-
   plan.tty_foreground = false;
   if (spec.tty_foreground && isatty(0) && tcgetpgrp(0) == getpgrp()) {
     fds.tty = sup::above_stdio(UniqueFd(fcntl(0, F_DUPFD_CLOEXEC, 3)));
@@ -132,7 +133,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   }
 
   // What a reader waiting for input must be waiting on (input_wait.cpp):
-  // the stdin pipe, the terminal, or the host's own stdin.
+  // the stdin pipe, the terminal, or the host's own stdin or descriptor.
   sup::StdinFile stdin_file;
   if (spec.pty)
     stdin_file = sup::StdinFile::of_fd(fds.child_out.get());
@@ -140,10 +141,33 @@ int spawn(const char* spec_json, sup_proc** out) {
     stdin_file = sup::StdinFile::of_fd(fds.stdin_write.get());
   else if (spec.stdin_mode == sup::StdinMode::inherit && fds.stdio.fd[0] == 0)
     stdin_file = sup::StdinFile::of_fd(0);
+  else if (spec.stdin_mode == sup::StdinMode::fd)
+    stdin_file = sup::StdinFile::of_fd(spec.host_fd[0]);
+
+  // "limits", "sandbox", "user": the ruleset, the filter and the ids made
+  // here, once, for the child to apply.
+  std::optional<sup::ConfinePlan> confine;
+  if (spec.confine.any()) {
+    confine.emplace(spec.confine, plan, cgroup.get(), spec.pty ? fds.child_out.get() : -1);
+    plan.confine = confine->child();
+  }
+
+  // The child's descriptors. A Landlock ruleset reaches the child as one
+  // more, above every number the spec asks for, where nothing replaces it
+  // before confine_child uses and closes it.
+  std::vector<std::pair<int, int>> child_fds = spec.extra_fds;
+  if (confine && confine->ruleset_fd() >= 0) {
+    int above = 2;
+    for (const auto& [child, host] : child_fds) above = std::max(above, child);
+    child_fds.emplace_back(above + 1, confine->ruleset_fd());
+    confine->place_ruleset(above + 1);
+  }
+  plan.fds = sup::ChildFdPlan(fds.stdio.fd, child_fds);
 
   auto proc = std::make_unique<Process>(engine, spec, called_at);
   proc->set_stdin_file(stdin_file);
   proc->set_containment(std::move(cgroup), std::move(contain_fallback));
+  if (confine) proc->set_confinement(confine->take());
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));

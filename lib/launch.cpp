@@ -22,6 +22,8 @@
 #include <new>
 
 #include "child_signals.hpp"
+#include "confine.hpp"
+#include "credentials.hpp"
 #include "sup.h"
 
 extern char** environ;
@@ -38,7 +40,7 @@ constexpr size_t kChildStackSize = 64 * 1024;
 // execvp's choice when PATH is unset.
 constexpr const char* kDefaultPath = "/bin:/usr/bin";
 
-enum class FailedStep : int { none = 0, setup, cgroup, fds, cwd, exec };
+enum class FailedStep : int { none = 0, setup, cgroup, fds, cwd, confine, exec };
 
 struct ChildArgs {
   const char* path;
@@ -53,6 +55,9 @@ struct ChildArgs {
   // the child writes "0" (itself) to it first. -1 for none.
   int cgroup_procs;
   bool terminal;
+  const ChildConfine* confine;
+  // The confinement step that failed (confine_child), a static string.
+  const char* confine_step;
   pid_t host_pid;
   pid_t host_pgrp;
   // The child made its group the terminal's foreground (tty_foreground).
@@ -138,6 +143,16 @@ SUP_CHILD_CODE int child_main(void* raw) {
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
 
   apply_child_signals(a->signals);
+  // Limits, ids, the sandbox: last before exec, seccomp last of all. The
+  // Landlock ruleset came through place_child_fds as one more descriptor;
+  // confine_child closes it once used.
+  if (a->confine != nullptr) {
+    int err = confine_child(*a->confine, a->die_with_host ? SIGKILL : 0, a->host_pid, &a->confine_step);
+    if (err != 0) {
+      errno = err;
+      child_fail(a, FailedStep::confine);
+    }
+  }
   uint64_t empty_mask = 0;
   if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof(uint64_t)) != 0)
     child_fail(a, FailedStep::setup);
@@ -330,11 +345,13 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
   args.sentinel_fd = plan.sentinel_fd;
   args.cgroup_procs = -1;
   args.terminal = plan.terminal;
+  args.confine = plan.confine;
   args.host_pid = getpid();
   UniqueFd cgroup_procs;
   args.host_pgrp = getpgrp();
 
   int pidfd = -1;
+  DumpableKeeper keep_dumpable(plan.confine != nullptr && plan.confine->changes_ids());
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
   // child is an ordinary child of the host's (see Process::leader_exited_now).
@@ -392,6 +409,8 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
       if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
       throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err), SUP_PART_EXEC};
     }
+    case FailedStep::confine:
+      throw LaunchError{-err, std::string(args.confine_step) + ": " + describe_errno(err)};
     case FailedStep::cgroup:
       throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
     case FailedStep::fds:

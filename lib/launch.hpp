@@ -18,6 +18,8 @@
 
 namespace sup {
 
+struct ChildConfine;
+
 // A spawn that failed, with the code for the caller, the human detail and
 // which part failed (enum sup_part).
 struct LaunchError {
@@ -60,6 +62,10 @@ struct LaunchPlan {
   // The child's 0, 1, 2 and "fds": set by the caller once the stdio
   // descriptors exist; a plan without it is not launched.
   ChildFdPlan fds;
+  // "limits", "sandbox", "user": what the child applies before exec
+  // (confine.hpp); null for none. Its Landlock ruleset descriptor stays
+  // open in the child until then.
+  const ChildConfine* confine = nullptr;
 };
 
 // Resolves argv[0] through the child's PATH and builds its environment.

@@ -452,6 +452,9 @@ void Process::release() {
   // within microseconds; none can begin any more.
   while (pins_.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
   input_fd_.reset();
+  // The child's private "tmp" goes with its handle, on this thread: the
+  // loop, which frees the process, is never held up by a large tree.
+  if (confine_) confine_->remove_tmp();
   if (Engine::alive())
     engine_.dispose(*this);
   else

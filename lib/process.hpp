@@ -23,6 +23,7 @@
 #include "capture.hpp"
 #include "cgroup.hpp"
 #include "clock.hpp"
+#include "confine.hpp"
 #include "engine.hpp"
 #include "input_wait.hpp"
 #include "json_text.hpp"
@@ -93,6 +94,8 @@ struct Result {
   // Asked for (input_wait.cpp): whether it was waiting for input at its
   // end; nullopt where sup could not see, or nobody asked.
   std::optional<bool> waiting_for_input;
+  // The limit that ended the child (Confinement::limit_hit), or nullptr.
+  const char* limit = nullptr;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -254,6 +257,8 @@ class Process {
   // where possible), or why "auto" fell back to group mode (contain.cpp).
   void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
   bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
+  // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
+  void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -653,6 +658,8 @@ class Process {
   // Under work_mu_: end_tree_after_exit has run, and what it counted.
   bool tree_ended_ = false;
   int64_t leftovers_ = 0;
+  // Set before the spawn, then read-only but for remove_tmp at release.
+  std::unique_ptr<Confinement> confine_;
   // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
   // Whether the child waits for input (input_wait.hpp, its own locking).

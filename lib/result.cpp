@@ -81,6 +81,8 @@ void Process::publish_final() {
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
+  // Before close_tree removes the cgroup, whose event counts say it.
+  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
   close_tree(r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
@@ -258,6 +260,13 @@ void Process::build_result_json() {
   rest += "}, \"waiting_for_input\": ";
   rest += !r.waiting_for_input ? "null" : *r.waiting_for_input ? "true" : "false";
   append_contain_json(rest);
+  rest += ", \"confined\": ";
+  rest += confine_ ? confine_->json() : std::string("null");
+  rest += ", \"limit\": ";
+  if (r.limit != nullptr)
+    append_json_string(rest, r.limit);
+  else
+    rest += "null";
   rest += "}";
 
   StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);

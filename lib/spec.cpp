@@ -527,7 +527,7 @@ void parse_key(const cJSON* item, Spec& spec) {
   } else if (key == "cgroup_parent") {
     spec.cgroup_parent = string_value(item, key);
     if (spec.cgroup_parent->empty() || (*spec.cgroup_parent)[0] != '/') fail(key, "must be an absolute path");
-  } else {
+  } else if (!parse_confine_key(item, spec.confine)) {
     fail(key, "unknown key");
   }
 }

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "confine_spec.hpp"
+
 namespace sup {
 
 // fd: the host's descriptor Spec::host_fd[0] ("stdin": {"fd": N}).
@@ -59,6 +61,8 @@ struct Spec {
   int host_fd[3] = {-1, -1, -1};
   // "fds": child descriptor (>= 3, unique) -> host descriptor, in spec order.
   std::vector<std::pair<int, int>> extra_fds;
+  // "limits", "sandbox", "user", "group", "groups" (confine_spec.cpp).
+  ConfineSpec confine;
 };
 
 // "max_output_bytes": null.
