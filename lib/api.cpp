@@ -73,6 +73,14 @@ int spawn(const char* spec_json, sup_proc** out) {
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
   engine.prewake_spawner();  // wakes while the pipes are made
+  if (spec.require_sentinel) {
+    sup::Sentinel& sentinel = engine.sentinel();
+    sentinel.wait_started();
+    if (sentinel.coverage() != sup::HostDeath::tree)
+      throw sup::LaunchError{SUP_ENOTSUP,
+                             "require_sentinel: no sentinel runs, so only the main process would die with the host: " +
+                                 sentinel.absence()};
+  }
   // "contain": the child's cgroup, made before it exists; an "auto" that
   // cannot have one says why in the result.
   std::unique_ptr<sup::ChildCgroup> cgroup;

@@ -237,6 +237,9 @@ class Process {
   // where possible), or why "auto" fell back to group mode (contain.cpp).
   void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
   bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
+  // At the clone, before the loop or a caller can see the process: what
+  // the sentinel covers of this child should the host die ("host_death").
+  void set_host_death(HostDeath how) noexcept { host_death_ = how; }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -627,6 +630,7 @@ class Process {
   // Containment, set before the spawn (set_containment).
   std::unique_ptr<ChildCgroup> cgroup_;
   std::string contain_fallback_;
+  HostDeath host_death_ = HostDeath::main_process;
   // Under work_mu_: end_tree_after_exit has run, and what it counted.
   bool tree_ended_ = false;
   int64_t leftovers_ = 0;
