@@ -113,7 +113,8 @@
  *
  *   0.4 adds, without changing any 0.3 symbol: the sentinel whatever the
  *   link (libsup.a and sources compiled into the host run it from the
- *   host's own executable), "host_death" in the result and the spec's
+ *   host's own executable), "host_death" in the result with enum
+ *   sup_host_death and sup_result_host_death, and the spec's
  *   "require_sentinel".
  */
 #ifndef SUP_H
@@ -543,7 +544,7 @@ SUP_API int sup_abort(sup_proc *p);
  * had it died while the child ran: "tree" where the sentinel held the
  * child's record (its cgroup, or its process group in group mode),
  * "main_process" where no sentinel ran and PR_SET_PDEATHSIG alone tied the
- * child to the host.
+ * child to the host (see sup_result_host_death).
  * "captured" is text: invalid UTF-8 is replaced by U+FFFD, and where bytes
  * were dropped (truncated) a line "[sup: N bytes omitted]" marks the gap; use
  * sup_result_output for the exact bytes.
@@ -832,6 +833,26 @@ SUP_API int64_t sup_result_leftovers_ended(sup_proc *p);
  * SUP_EBUSY, SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_result_tree_cpu(sup_proc *p, double *user_ms, double *sys_ms);
+
+/* ---- Host death --------------------------------------------------------- */
+
+/* What ends with the child's host, should the host die (SIGKILL included)
+ * or exec while the child runs (sup_result_host_death, the result's
+ * "host_death"); see Host death in THREAD MODEL. */
+enum sup_host_death {
+  SUP_HOST_DEATH_TREE = 1,        /* the sentinel holds the child's record:
+                                     its cgroup, or its process group */
+  SUP_HOST_DEATH_MAIN_PROCESS = 2 /* no sentinel: PR_SET_PDEATHSIG ends the
+                                     main process alone */
+};
+
+/* sup_result_host_death: what would end with the host (enum
+ * sup_host_death). Fixed when the child is cloned, so it may be asked at any
+ * time, before the result is final too.
+ * Returns SUP_HOST_DEATH_TREE or SUP_HOST_DEATH_MAIN_PROCESS.
+ * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_host_death(sup_proc *p);
 
 #ifdef __cplusplus
 }

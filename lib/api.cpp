@@ -503,6 +503,12 @@ SUP_API int64_t sup_result_leftovers_ended(sup_proc* p) {
   return proc->result().leftovers_ended ? *proc->result().leftovers_ended : int64_t{SUP_ENODATA};
 }
 
+SUP_API int sup_result_host_death(sup_proc* p) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  return proc->host_death() == sup::HostDeath::tree ? SUP_HOST_DEATH_TREE : SUP_HOST_DEATH_MAIN_PROCESS;
+}
+
 SUP_API int sup_result_tree_cpu(sup_proc* p, double* user_ms, double* sys_ms) {
   Call proc(p);
   SUP_FINAL_OR_RETURN(proc);

@@ -240,6 +240,7 @@ class Process {
   // At the clone, before the loop or a caller can see the process: what
   // the sentinel covers of this child should the host die ("host_death").
   void set_host_death(HostDeath how) noexcept { host_death_ = how; }
+  HostDeath host_death() const noexcept { return host_death_; }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }

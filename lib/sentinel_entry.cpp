@@ -87,7 +87,10 @@ std::vector<std::string> environment_with(std::initializer_list<std::string> ext
 __attribute__((constructor(101))) void sentinel_entry() {
   const char* host = getenv(kMarker);
   if (host == nullptr || host[0] < '1' || host[0] > '9') return;
-  if (getauxval(AT_SECURE) != 0) return;
+  // Never the sentinel of whoever set the variable, and never a second copy
+  // of a privileged program's main either (sentinel_ways() does not re-run
+  // such a host).
+  if (getauxval(AT_SECURE) != 0) _exit(127);
   int type = 0;
   socklen_t len = sizeof type;
   if (getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET) return;
@@ -102,11 +105,14 @@ std::vector<SentinelWay> sentinel_ways(pid_t host, std::string& why_none) {
   const bool have_self = own_object(self);
   const std::string marker = std::string(kMarker) + "=" + std::to_string(host);
   const bool in_exe = linked_into_executable();
+  // Run again, a set-user-ID or otherwise privileged host would be a
+  // secure execution, where the entry refuses to act (AT_SECURE).
+  const bool privileged = getauxval(AT_SECURE) != 0 || getuid() != geteuid() || getgid() != getegid();
   const std::string program = program_path(have_self ? &self : nullptr);
-  if (in_exe) ways.push_back({"self", "/proc/self/exe", environment_with({marker}), kEntryReady});
+  if (in_exe && !privileged) ways.push_back({"self", "/proc/self/exe", environment_with({marker}), kEntryReady});
   if (!program.empty()) ways.push_back({"program", program, {}, 0});
   // LD_PRELOAD splits its list at spaces and colons.
-  if (!in_exe && have_self && self.dli_fname[0] == '/' && strpbrk(self.dli_fname, " :") == nullptr) {
+  if (!in_exe && !privileged && have_self && self.dli_fname[0] == '/' && strpbrk(self.dli_fname, " :") == nullptr) {
     for (const char* tru : {"/bin/true", "/usr/bin/true"}) {
       if (!executable(tru)) continue;
       ways.push_back(
@@ -116,7 +122,8 @@ std::vector<SentinelWay> sentinel_ways(pid_t host, std::string& why_none) {
   }
   if (ways.empty())
     why_none = std::string("no ") + kProgram + " beside libsup or in " + SUP_LIBEXECDIR +
-               ", and libsup is in a shared object that cannot be preloaded into true(1)";
+               (privileged ? ", and a privileged (set-user-ID) host is not run again"
+                           : ", and libsup is in a shared object that cannot be preloaded into true(1)");
   return ways;
 }
 

@@ -29,9 +29,13 @@
 // way works, each child dies with the host by PR_SET_PDEATHSIG alone, and
 // its result says "host_death": "main_process".
 //
-// The variable is honoured only with fd 0 a SOCK_SEQPACKET socket and not
-// in a set-user-ID or otherwise secure execution (AT_SECURE): a privileged
-// program linking sup cannot be made to kill what its caller names.
+// The variable is honoured only with fd 0 a SOCK_SEQPACKET socket, and
+// never in a set-user-ID or otherwise secure execution (AT_SECURE), which
+// exits at once instead: a privileged program linking sup can be made
+// neither to kill what its caller names nor to run its main as a would-be
+// sentinel. A privileged host (AT_SECURE, or real and effective ids that
+// differ) is therefore never run again: "self" and "preload" are not tried
+// there.
 #pragma once
 
 #include <sys/types.h>

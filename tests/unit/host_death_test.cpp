@@ -324,10 +324,13 @@ TEST(HostDeath, AStaticHostEndsEveryContainedTree) {
 // host with no /proc (a mount namespace of its own) cannot run itself
 // again, and no sup-sentinel is installed beside it.
 TEST(HostDeath, TheResultSaysWhatDiesWithTheHost) {
+  EXPECT_EQ(sup_result_host_death(nullptr), SUP_EINVAL);
   std::string out = spawn_in_helper(SUP_HOST_HELPER, false, R"({"argv": ["true"], "require_sentinel": true})");
   EXPECT_NE(out.find("rc 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("host_death 1\n"), std::string::npos) << out;  // SUP_HOST_DEATH_TREE
   EXPECT_NE(out.find(R"("host_death": "tree")"), std::string::npos) << out;
   out = spawn_in_helper(SUP_HOST_HELPER_STATIC, false, R"({"argv": ["true"], "require_sentinel": true})");
+  EXPECT_NE(out.find("host_death 1\n"), std::string::npos) << out;
   EXPECT_NE(out.find(R"("host_death": "tree")"), std::string::npos) << out;
 
   if (access(SUP_LIBEXECDIR "/sup-sentinel", X_OK) == 0)
@@ -335,6 +338,7 @@ TEST(HostDeath, TheResultSaysWhatDiesWithTheHost) {
   out = spawn_in_helper(SUP_HOST_HELPER_STATIC, true, R"({"argv": ["true"]})");
   if (out.compare(0, 5, "skip ") == 0) GTEST_SKIP() << out;
   EXPECT_NE(out.find("rc 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("host_death 2\n"), std::string::npos) << out;  // SUP_HOST_DEATH_MAIN_PROCESS
   EXPECT_NE(out.find(R"("host_death": "main_process")"), std::string::npos) << out;
   out = spawn_in_helper(SUP_HOST_HELPER_STATIC, true, R"({"argv": ["true"], "require_sentinel": true})");
   EXPECT_NE(out.find("rc -95\n"), std::string::npos) << out;

@@ -14,7 +14,7 @@
  *       writes their lines to PIDFILE.more (whole, by rename).
  *   sup-host-helper --spawn [--hidden] [--stall-mkdir] SPEC
  *       spawns SPEC, waits for its end and prints "rc N", the detail of a
- *       failure and the result; with --hidden, first in a mount namespace
+ *       failure, sup_result_host_death and the result; with --hidden, first in a mount namespace
  *       of its own with an empty /proc, where /proc/self/exe cannot be
  *       exec'd (prints "skip WHY" where that cannot be made); with
  *       --stall-mkdir, the host's thread stalls for 300 ms right after it
@@ -135,6 +135,7 @@ static int spawn_one(const char *spec)
     printf("detail %s\n", err);
     return 0;
   }
+  printf("host_death %d\n", sup_result_host_death(p)); /* known before the end */
   sup_poll(p, -1);
   printf("result %s\n", sup_result(p));
   sup_release(p);
