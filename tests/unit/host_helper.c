@@ -145,13 +145,24 @@ static int spawn_one(const char *spec)
 int main(int argc, char **argv)
 {
   if (argc >= 3 && strcmp(argv[1], "--spawn") == 0) {
+    int hidden = 0;
     for (int i = 2; i < argc - 1; i++) {
-      if (strcmp(argv[i], "--hidden") == 0 && hide_proc() != 0)
-        return 0;
+      if (strcmp(argv[i], "--hidden") == 0) {
+        hidden = 1;
+        if (hide_proc() != 0)
+          return 0;
+      }
       if (strcmp(argv[i], "--stall-mkdir") == 0)
         stall_mkdir = 1;
     }
-    return spawn_one(argv[argc - 1]);
+    int rc = spawn_one(argv[argc - 1]);
+    /* Without /proc, LeakSanitizer's check at exit cannot run: it would
+     * fail loudly, before stdio is flushed. */
+    if (hidden) {
+      fflush(stdout);
+      _exit(rc);
+    }
+    return rc;
   }
   if (argc == 2)
     return one_sleep(argv[1]);
