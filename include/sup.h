@@ -10,7 +10,7 @@
  *   The library owns two threads, started by the first sup_spawn: an event
  *   loop, on which timers fire and pipes drain whether or not the host calls
  *   in, and a spawner. sup_spawn clones the child on the caller's own thread,
- *   as posix_spawn does, where sup-sentinel runs (see Host death): a slow
+ *   as posix_spawn does, where the sentinel runs (see Host death): a slow
  *   exec (a network cwd, a huge argv) then holds up that call alone. Where
  *   the sentinel could not start, the spawner clones every child, one at a
  *   time, with PR_SET_PDEATHSIG tied to its own life: a slow exec then holds
@@ -40,9 +40,9 @@
  *     signal disposition. Its threads block every signal.
  *   - Children are spawned with a vfork-style clone: the cost of a spawn does
  *     not grow with the host's heap.
- *   - Host death: the first sup_spawn also starts sup-sentinel (installed in
- *     libexecdir), a tiny process that is not the host's child (the
- *     program forks and its first half exits at once, so a host's
+ *   - Host death: the first sup_spawn also starts the sentinel, a tiny
+ *     process that is not the host's child (it forks and its first half
+ *     exits at once, so a host's
  *     waitpid(-1) may reap that half, never the sentinel) and leads its own
  *     session (a host's kill(0, ...) never reaches it). It holds one end of a
  *     socket whose other end the library keeps close-on-exec. When that end
@@ -55,9 +55,20 @@
  *     before the child is reaped; cgroup mode sends none. It needs nothing of the library, so
  *     it outlives dlclose; unloading the library ends every child first
  *     and sends the goodbye. A sentinel killed while the host lives is
- *     started again and told every group and cgroup still listed. Where
- *     the program cannot be found, only the main processes die with the
- *     host (PR_SET_PDEATHSIG).
+ *     started again and told every group and cgroup still listed. The
+ *     sentinel runs, whatever the link, as the first of these that works:
+ *     with libsup linked into the host's executable (libsup.a, or the
+ *     sources compiled in by cgo or the cc crate), the host's own
+ *     executable run again through /proc/self/exe with SUP_SENTINEL_OF in
+ *     its environment, which the library's constructor turns into the
+ *     sentinel before main runs; the sup-sentinel program beside the
+ *     library or in libexecdir (a shared libsup, as installed); with
+ *     libsup in a shared object without the program (a module an
+ *     interpreter loads), /bin/true with that object in LD_PRELOAD.
+ *     Where none works (no /proc, the object cannot be preloaded), only
+ *     the main processes die with the host (PR_SET_PDEATHSIG): each
+ *     result says which ("host_death"), and "require_sentinel" refuses
+ *     such a spawn.
  *   - fork(2): the library's threads do not exist in a forked child. There,
  *     handles inherited from the parent are inert: every call on them
  *     returns SUP_ECHILD (NULL for pointer results) and sup_release frees
@@ -277,6 +288,10 @@
  *   "fds" (more descriptors for the child), "max_output_bytes": null.
  *   Waiting for input: "input_wait_timeout_ms", "phase": "input" and
  *   SUP_PHASE_INPUT, "waiting_for_input" in the result, sup_input_wanted.
+ *   Host death whatever the link (libsup.a and sources compiled into the
+ *   host run the sentinel from the host's own executable), "host_death" in
+ *   the result with enum sup_host_death and sup_result_host_death, and the
+ *   spec's "require_sentinel".
  */
 #ifndef SUP_H
 #define SUP_H
@@ -677,6 +692,12 @@ SUP_API const char *sup_signal_name(int sig);
  *                     supplementary groups (setgroups).
  *   The child applies, in this order: rlimits, groups, gid, uid,
  *   no_new_privs, the Landlock ruleset, the seccomp filter, then execs.
+ *   require_sentinel  true: SUP_ENOTSUP (the detail starts "require_sentinel: "
+ *                     and says why) where no sentinel runs, so that only the
+ *                     main process, not its tree, would die with the host
+ *                     (see Host death in THREAD MODEL). Default false: such
+ *                     a spawn goes on, and its result says "host_death":
+ *                     "main_process".
  *
  * Strings: argv, env names and values and cwd are passed to the kernel as
  * the bytes of their JSON text, decoded: escapes (\n, \u00e9, surrogate
@@ -703,16 +724,14 @@ SUP_API const char *sup_signal_name(int sig);
  *   SUP_ENOTDIR, SUP_EISDIR, SUP_ENOEXEC, SUP_E2BIG (exec or cwd failures;
  *   other exec errnos are returned as -errno), SUP_EMFILE, SUP_EAGAIN,
  *   SUP_ENOMEM, SUP_ENOSYS, SUP_ENOTSUP ("contain": "cgroup" impossible
- *   here; the detail starts "contain: "), SUP_ENOSPC ("pty": no
- *   pseudo-terminal left), SUP_EBADF (a host descriptor the spec names is
- *   not open; SUP_PART_SPEC), -ESHUTDOWN (-108: the library is being unloaded,
- *   here; the detail starts "contain: "; a "strict" sandbox the kernel
- *   cannot enforce, the detail starts "sandbox.strict: "), SUP_EPERM
- *   ("user", "group", "groups" or a limit above the host's own, without
- *   the privilege; the detail names the key), SUP_ENOSPC ("pty": no
- *   pseudo-terminal left), -ESHUTDOWN (-108: the library is being unloaded,
- *   dlclose or exit under way); other system errnos of pipe(2), fcntl(2) or
- *   clone(2) as -errno.
+ *   here, the detail starting "contain: "; a "strict" sandbox the kernel
+ *   cannot enforce, "sandbox.strict: "; "require_sentinel" with no
+ *   sentinel, "require_sentinel: "), SUP_EPERM ("user", "group", "groups"
+ *   or a limit above the host's own, without the privilege; the detail
+ *   names the key), SUP_EBADF (a host descriptor the spec names is not
+ *   open; SUP_PART_SPEC), SUP_ENOSPC ("pty": no pseudo-terminal left),
+ *   -ESHUTDOWN (-108: the library is being unloaded, dlclose or exit under
+ *   way); other system errnos of pipe(2), fcntl(2) or clone(2) as -errno.
  * Thread-safety: any thread, concurrently. Not async-signal-safe.
  */
 SUP_API int sup_spawn(const char *spec_json, sup_proc **out);
@@ -825,7 +844,7 @@ SUP_API int sup_expire(sup_proc *p);
  *                             "network": true, "landlock_tcp": true,
  *                             "no_new_privs": true, "not_enforced": []},
  *                 "user": {"uid": 65534, "gid": 65534, "groups": [65534]}},
- *    "limit": "cpu"}
+ *    "limit": "cpu", "host_death": "tree"}
  * "bytes" counts everything the child wrote to the stream, "omitted_bytes"
  * what was dropped from the middle. If the host runs out of memory while
  * the child writes, less is kept (the head ends, keeping half of what it
@@ -856,7 +875,11 @@ SUP_API int sup_expire(sup_proc *p);
  * why an "auto" spec ran in group mode, else null; "cgroup_left" is null
  * unless the child's cgroup could not be removed (a process stuck in
  * uninterruptible sleep): then its path, which sup tries again when the
- * host's engine ends.
+ * host's engine ends. "host_death" says what would have ended with the host
+ * had it died while the child ran: "tree" where the sentinel held the
+ * child's record (its cgroup, or its process group in group mode),
+ * "main_process" where no sentinel ran and PR_SET_PDEATHSIG alone tied the
+ * child to the host (see sup_result_host_death).
  * "confined" is null without "limits", "sandbox" or "user"/"group"/
  * "groups"; else one entry per limit given, with its "value", the
  * "mechanism" that applied it ("rlimit", "cgroup", or null with a "reason"),
@@ -1196,6 +1219,26 @@ SUP_API int64_t sup_result_leftovers_ended(sup_proc *p);
  * SUP_EBUSY, SUP_ECHILD.
  * Thread-safety: any thread. */
 SUP_API int sup_result_tree_cpu(sup_proc *p, double *user_ms, double *sys_ms);
+
+/* ---- Host death --------------------------------------------------------- */
+
+/* What ends with the child's host, should the host die (SIGKILL included)
+ * or exec while the child runs (sup_result_host_death, the result's
+ * "host_death"); see Host death in THREAD MODEL. */
+enum sup_host_death {
+  SUP_HOST_DEATH_TREE = 1,        /* the sentinel holds the child's record:
+                                     its cgroup, or its process group */
+  SUP_HOST_DEATH_MAIN_PROCESS = 2 /* no sentinel: PR_SET_PDEATHSIG ends the
+                                     main process alone */
+};
+
+/* sup_result_host_death: what would end with the host (enum
+ * sup_host_death). Fixed when the child is cloned, so it may be asked at any
+ * time, before the result is final too.
+ * Returns SUP_HOST_DEATH_TREE or SUP_HOST_DEATH_MAIN_PROCESS.
+ * Errors: SUP_EINVAL (NULL handle), SUP_ECHILD.
+ * Thread-safety: any thread. */
+SUP_API int sup_result_host_death(sup_proc *p);
 
 #ifdef __cplusplus
 }

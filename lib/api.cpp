@@ -79,6 +79,14 @@ int spawn(const char* spec_json, sup_proc** out) {
   sup::LaunchPlan plan = sup::plan_launch(spec);
   sup::Engine& engine = sup::Engine::instance();
   engine.prewake_spawner();  // wakes while the pipes are made
+  if (spec.require_sentinel) {
+    sup::Sentinel& sentinel = engine.sentinel();
+    sentinel.wait_started();
+    if (sentinel.coverage() != sup::HostDeath::tree)
+      throw sup::LaunchError{SUP_ENOTSUP,
+                             "require_sentinel: no sentinel runs, so only the main process would die with the host: " +
+                                 sentinel.absence()};
+  }
   // "contain": the child's cgroup, made before it exists; an "auto" that
   // cannot have one says why in the result.
   std::unique_ptr<sup::ChildCgroup> cgroup;
@@ -560,6 +568,12 @@ SUP_API int64_t sup_result_leftovers_ended(sup_proc* p) {
   Call proc(p);
   SUP_FINAL_OR_RETURN(proc);
   return proc->result().leftovers_ended ? *proc->result().leftovers_ended : int64_t{SUP_ENODATA};
+}
+
+SUP_API int sup_result_host_death(sup_proc* p) {
+  Call proc(p);
+  if (!proc) return proc.rc();
+  return proc->host_death() == sup::HostDeath::tree ? SUP_HOST_DEATH_TREE : SUP_HOST_DEATH_MAIN_PROCESS;
 }
 
 SUP_API int sup_result_tree_cpu(sup_proc* p, double* user_ms, double* sys_ms) {

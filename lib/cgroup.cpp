@@ -165,12 +165,18 @@ std::string host_dir_in(const std::string& parent, HostDirs& dirs, Sentinel& sen
   if (!S_ISDIR(st.st_mode)) unsupported("cgroup parent " + quoted(parent) + " is not a directory");
   if (!is_cgroup2(parent)) unsupported("cgroup parent " + quoted(parent) + " is not on a cgroup v2 hierarchy");
   const std::string base = parent + "/sup-" + std::to_string(getpid()) + "-" + start_time();
+  // The sentinel is told before the directory exists, and only once it
+  // holds its end of the socket (the first spawn's engine starts it on
+  // another thread): a host killed at any point after the mkdir leaves it
+  // to the sentinel, never behind. Told of a name that then fails, it finds
+  // nothing there to remove.
+  sentinel.wait_started();
   // A directory of this name left by an earlier engine of this process (one
   // that could not be emptied) is not reused.
   for (int n = 1; n <= 100; ++n) {
     std::string dir = n == 1 ? base : base + "." + std::to_string(n);
+    sentinel.watch_dir(dir);
     if (mkdir(dir.c_str(), 0755) == 0) {
-      sentinel.watch_dir(dir);
       dirs.by_parent.emplace_back(parent, dir);
       return dir;
     }

@@ -101,6 +101,8 @@ void Process::append_contain_json(std::string& out) const {
     append_json_string(out, *r.cgroup_left);
   else
     out += "null";
+  out += ", \"host_death\": ";
+  out += host_death_ == HostDeath::tree ? "\"tree\"" : "\"main_process\"";
 }
 
 }  // namespace sup

@@ -476,6 +476,7 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   give_back_stack(std::move(stack));
   pthread_setcancelstate(cancel_state, nullptr);
   if (plan.sentinel_fd >= 0) sentinel_.note_group(child.pid, sentinel_seen);
+  proc.set_host_death(HostDeath::tree);
   adopt(proc, child, fds);
   const Nanos start_by = start_time(proc);
   {
@@ -581,6 +582,7 @@ void Engine::run_spawner() {
     if (sentinel_.running()) wake();  // for the loop to watch it
   } catch (const std::bad_alloc&) {
     // No stack: the first spawn tries again and reports it.
+    sentinel_.not_started("out of memory for its stack");
   }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -617,6 +619,7 @@ void Engine::run_spawner() {
       // Group mode: the sentinel kills the group if the host dies (a
       // cgroup's whole host directory is killed instead).
       if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);
+      job->proc->set_host_death(sentinel_.coverage());
       adopt(*job->proc, child, job->fds);
     } catch (const LaunchError& e) {
       job->error = e;

@@ -259,6 +259,10 @@ class Process {
   bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
   // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
   void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
+  // At the clone, before the loop or a caller can see the process: what
+  // the sentinel covers of this child should the host die ("host_death").
+  void set_host_death(HostDeath how) noexcept { host_death_ = how; }
+  HostDeath host_death() const noexcept { return host_death_; }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -655,6 +659,7 @@ class Process {
   // Containment, set before the spawn (set_containment).
   std::unique_ptr<ChildCgroup> cgroup_;
   std::string contain_fallback_;
+  HostDeath host_death_ = HostDeath::main_process;
   // Under work_mu_: end_tree_after_exit has run, and what it counted.
   bool tree_ended_ = false;
   int64_t leftovers_ = 0;

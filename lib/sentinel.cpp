@@ -1,6 +1,5 @@
 #include "sentinel.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,11 +13,7 @@
 #include <cstdio>
 
 #include "launch.hpp"
-#include "sup.h"
-
-#ifndef SUP_LIBEXECDIR
-#define SUP_LIBEXECDIR "/usr/local/libexec"
-#endif
+#include "sentinel_entry.hpp"
 
 namespace sup {
 namespace {
@@ -28,8 +23,6 @@ constexpr const char* kProgram = "sup-sentinel";
 // The engine's end of the socket, for the fork handler: a forked child
 // must not keep the sentinel from seeing its host's death.
 std::atomic<int> g_ours{-1};
-
-bool executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 
 // A close-on-exec pair above stdio, the engine's end with room for records
@@ -85,70 +78,125 @@ void Sentinel::abandon() noexcept {
   theirs_.reset();
 }
 
-std::string Sentinel::program_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&sup_version), &info) != 0 && info.dli_fname != nullptr) {
-    std::string lib = info.dli_fname;
-    size_t slash = lib.rfind('/');
-    if (slash != std::string::npos) {
-      std::string beside = lib.substr(0, slash + 1) + kProgram;
-      if (executable(beside)) return beside;
+bool Sentinel::launch_program(ChildStack& stack, int dev_null, int theirs) noexcept {
+  std::string why;
+  try {
+    std::vector<SentinelWay> ways = sentinel_ways(getpid(), why);
+    for (const SentinelWay& way : ways) {
+      if (!why.empty()) why += "; ";
+      why += std::string(way.name) + " (" + way.path + "): ";
+      LaunchPlan plan;
+      plan.exec_path = way.path;
+      plan.argv0 = plan.exec_path;
+      plan.argv_storage = {kProgram, std::to_string(getpid())};
+      for (auto& arg : plan.argv_storage) plan.argv.push_back(arg.data());
+      plan.argv.push_back(nullptr);
+      plan.env_storage = way.env;
+      for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
+      if (!plan.envp.empty()) plan.envp.push_back(nullptr);
+      // Not tied to the cloning thread's life: a host that dies while the
+      // sentinel starts must still find it running.
+      plan.die_with_host = false;
+      plan.fds = ChildFdPlan(ChildStdio{{theirs, dev_null, dev_null}}.fd, {});
+      Launched first_half{};
+      try {
+        first_half = launch(plan, stack);
+      } catch (const LaunchError& e) {
+        why += e.message;
+        continue;
+      }
+      // It forks and exits at once; the second half is nobody's child here.
+      siginfo_t info{};
+      while (syscall(SYS_waitid, P_PIDFD, first_half.pidfd.get(), &info, WEXITED | __WALL, nullptr) < 0 &&
+             errno == EINTR) {
+      }
+      if (info.si_code == CLD_EXITED && info.si_status == way.ready_status) {
+        std::lock_guard<std::mutex> lock(mu_);
+        why_.clear();
+        return true;
+      }
+      why += info.si_code == CLD_EXITED ? "exited with " + std::to_string(info.si_status)
+                                        : "killed by signal " + std::to_string(info.si_status);
     }
+  } catch (...) {
+    why += (why.empty() ? "" : "; ") + std::string("out of memory");
   }
-  std::string installed = std::string(SUP_LIBEXECDIR) + "/" + kProgram;
-  return executable(installed) ? installed : std::string();
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    why_ = why;
+  } catch (...) {
+  }
+  return false;
 }
 
-bool Sentinel::launch_program(ChildStack& stack, int dev_null, int theirs) noexcept {
-  try {
-    LaunchPlan plan;
-    plan.exec_path = program_path();
-    if (plan.exec_path.empty()) return false;
-    plan.argv0 = plan.exec_path;
-    plan.argv_storage = {kProgram, std::to_string(getpid())};
-    for (auto& arg : plan.argv_storage) plan.argv.push_back(arg.data());
-    plan.argv.push_back(nullptr);
-    // Not tied to the cloning thread's life: a host that dies while the
-    // sentinel starts must still find it running.
-    plan.die_with_host = false;
-    plan.fds = ChildFdPlan(ChildStdio{{theirs, dev_null, dev_null}}.fd, {});
-    Launched first_half = launch(plan, stack);
-    // It forks and exits at once; the second half is nobody's child here.
-    siginfo_t info{};
-    while (syscall(SYS_waitid, P_PIDFD, first_half.pidfd.get(), &info, WEXITED | __WALL, nullptr) < 0 &&
-           errno == EINTR) {
-    }
-    return info.si_code == CLD_EXITED && info.si_status == 0;
-  } catch (...) {
-    return false;
+void Sentinel::set_state(State s) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_.store(s, std::memory_order_release);
   }
+  started_.notify_all();
 }
 
 void Sentinel::start(ChildStack& stack, int dev_null) noexcept {
-  if (!theirs_.valid()) return;
-  running_.store(launch_program(stack, dev_null, theirs_.get()), std::memory_order_release);
+  if (!theirs_.valid()) {
+    not_started("no socket pair for it (out of descriptors)");
+    return;
+  }
+  set_state(launch_program(stack, dev_null, theirs_.get()) ? State::running : State::absent);
   // The sentinel holds its end; ours would keep it from ever seeing EOF.
   theirs_.reset();
+}
+
+void Sentinel::not_started(const char* why) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    try {
+      why_ = why;
+    } catch (...) {
+    }
+  }
+  set_state(State::absent);
+}
+
+void Sentinel::wait_started() noexcept {
+  if (state_.load(std::memory_order_acquire) != State::starting) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  started_.wait(lock, [this] { return state_.load(std::memory_order_acquire) != State::starting; });
+}
+
+HostDeath Sentinel::coverage() const noexcept {
+  State s = state_.load(std::memory_order_acquire);
+  // A restart hands the new sentinel every record listed here.
+  return s == State::running || s == State::restarting ? HostDeath::tree : HostDeath::main_process;
+}
+
+std::string Sentinel::absence() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return why_.empty() ? std::string("the sentinel could not be started") : why_;
 }
 
 bool Sentinel::restart(ChildStack& stack, int dev_null) noexcept {
   // From here on, spawns go to the spawner thread, whose clones
   // PR_SET_PDEATHSIG ties to the host.
-  running_.store(false, std::memory_order_release);
-  if (!ours_.valid()) return false;
+  state_.store(State::restarting, std::memory_order_release);
   UniqueFd ours, theirs;
-  if (!make_pair(ours, theirs)) return false;
-  if (!launch_program(stack, dev_null, theirs.get())) return false;
+  if (!ours_.valid() || !make_pair(ours, theirs) || !launch_program(stack, dev_null, theirs.get())) {
+    state_.store(State::absent, std::memory_order_release);
+    return false;
+  }
   theirs.reset();
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The number stays; the old socket, dead, goes with it.
-    if (dup3(ours.get(), ours_.get(), O_CLOEXEC) < 0) return false;
+    if (dup3(ours.get(), ours_.get(), O_CLOEXEC) < 0) {
+      state_.store(State::absent, std::memory_order_release);
+      return false;
+    }
     generation_.fetch_add(1, std::memory_order_acq_rel);
     for (pid_t pgid : groups_) send_group('=', pgid);
     for (const std::string& dir : dirs_) send_dir(dir);
   }
-  running_.store(true, std::memory_order_release);
+  state_.store(State::running, std::memory_order_release);
   return true;
 }
 

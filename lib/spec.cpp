@@ -527,6 +527,9 @@ void parse_key(const cJSON* item, Spec& spec) {
   } else if (key == "cgroup_parent") {
     spec.cgroup_parent = string_value(item, key);
     if (spec.cgroup_parent->empty() || (*spec.cgroup_parent)[0] != '/') fail(key, "must be an absolute path");
+  } else if (key == "require_sentinel") {
+    if (!cJSON_IsBool(item)) fail(key, "must be true or false");
+    spec.require_sentinel = cJSON_IsTrue(item);
   } else if (!parse_confine_key(item, spec.confine)) {
     fail(key, "unknown key");
   }

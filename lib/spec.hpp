@@ -45,6 +45,9 @@ struct Spec {
   Route stderr_route = Route::pipe;
   // The environment is exactly env: nothing is inherited.
   bool env_clear = false;
+  // "require_sentinel": refuse the spawn (SUP_ENOTSUP) where no sentinel
+  // would end the child's tree with the host.
+  bool require_sentinel = false;
   ContainMode contain = ContainMode::group;
   std::optional<std::string> cgroup_parent;
   // "pty": the child's 0, 1 and 2 are a new pseudo-terminal of this size.

@@ -118,6 +118,11 @@ type Cmd struct {
 	// is made (ContainCgroup, ContainAuto); "" is the library's choice
 	// ($SUP_CGROUP_PARENT, else the host's own cgroup's).
 	CgroupParent string
+	// RequireSentinel refuses to start the child (an *Error with Code
+	// ENOTSUP saying why) where no sentinel runs, so that only its main
+	// process, not its tree, would die with the host
+	// (Result.HostDeath is then HostDeathMainProcess).
+	RequireSentinel bool
 
 	env      []envEntry
 	combined bool // CombinedOutput: stderr joins stdout
@@ -351,6 +356,9 @@ func (c *Cmd) spec() ([]byte, error) {
 	if c.CgroupParent != "" {
 		b = append(b, `,"cgroup_parent":`...)
 		b = appendString(b, c.CgroupParent)
+	}
+	if c.RequireSentinel {
+		b = append(b, `,"require_sentinel":true`...)
 	}
 	b, err = c.appendRoutes(b)
 	if err != nil {

@@ -20,3 +20,16 @@ const (
 	// (Result.ContainFallback says why).
 	ContainAuto Containment = "auto"
 )
+
+// HostDeath is what ends with a child's host, should the host die
+// (SIGKILL included) or exec while the child runs (Result.HostDeath).
+type HostDeath string
+
+const (
+	// HostDeathTree: the library's sentinel ends the child's whole tree
+	// (its cgroup, or its process group).
+	HostDeathTree HostDeath = "tree"
+	// HostDeathMainProcess: no sentinel runs, and only the main process dies
+	// with the host (PR_SET_PDEATHSIG).
+	HostDeathMainProcess HostDeath = "main_process"
+)

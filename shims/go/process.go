@@ -417,6 +417,10 @@ func (h *handle) result() (*Result, error) {
 	if C.sup_result_contained(p) == C.SUP_CONTAIN_CGROUP {
 		r.Contained = ContainCgroup
 	}
+	r.HostDeath = HostDeathMainProcess
+	if C.sup_result_host_death(p) == C.SUP_HOST_DEATH_TREE {
+		r.HostDeath = HostDeathTree
+	}
 	r.LeftoversEnded = -1
 	if v := C.sup_result_leftovers_ended(p); v >= 0 {
 		r.LeftoversEnded = int64(v)

@@ -61,6 +61,10 @@ type Result struct {
 	// CgroupLeft names a cgroup directory of the child's that could not be
 	// removed; "" when none.
 	CgroupLeft string
+	// HostDeath says what would have ended with the host had it died
+	// (SIGKILL included) while the child ran: HostDeathTree, or
+	// HostDeathMainProcess where no sentinel ran (Cmd.RequireSentinel).
+	HostDeath HostDeath
 
 	stdoutHead, stderrHead   int    // kept bytes before the gap
 	stdoutRoute, stderrRoute string // the result's "routed"
@@ -189,7 +193,9 @@ func (r *Result) JSON() []byte {
 	b = appendOptString(b, r.ContainFallback)
 	b = append(b, `, "cgroup_left": `...)
 	b = appendOptString(b, r.CgroupLeft)
-	return append(b, '}')
+	b = append(b, `, "host_death": "`...)
+	b = append(b, r.HostDeath...)
+	return append(b, `"}`...)
 }
 
 // appendOptString appends s as a JSON string, or null for "".

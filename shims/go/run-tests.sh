@@ -4,7 +4,8 @@
 # libsup is found through the build dir's pkg-config file, as a user's
 # PKG_CONFIG_PATH would find it; an rpath to its -L dirs is passed through
 # CGO_LDFLAGS so that the tests need no LD_LIBRARY_PATH.
-# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1, then the
+# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1, the
+# host-death tests with libsup.a linked in (-tags sup_static), then the
 # README's install recipes (shared, go.work, static, no cgo) in a fresh module
 # outside the checkout.
 set -euo pipefail
@@ -55,6 +56,12 @@ echo "== go test -race" | tee -a "$log"
 gotest -race
 echo "== GOMAXPROCS=1 go test" | tee -a "$log"
 GOMAXPROCS=1 gotest
+# A host killed with libsup.a inside (-tags sup_static): no sup-sentinel is
+# found from there, and the test binary runs itself as the sentinel.
+echo "== go test -tags sup_static (host death)" | tee -a "$log"
+CGO_CFLAGS="$(pkg-config --cflags sup)${CGO_CFLAGS:+ $CGO_CFLAGS}" \
+  CGO_LDFLAGS="$CGO_LDFLAGS $(pkg-config --libs-only-L sup)" \
+  gotest -tags sup_static -run '^(TestHostDeath|TestRequireSentinel)$'
 
 # The fenced block that follows the line "<!-- run-tests.sh: NAME -->" in
 # README.md.
@@ -142,5 +149,5 @@ fi
 
 passed=$(grep -c -E '^--- PASS' "$log" || true)
 failed=$(grep -c -E '^--- FAIL' "$log" || true)
-echo "go shim: $passed passed, $failed failed (go test -race and GOMAXPROCS=1 go test, example included; README install recipes; go vet and gofmt clean)"
+echo "go shim: $passed passed, $failed failed (go test -race and GOMAXPROCS=1 go test, example included; host death with sup_static; README install recipes; go vet and gofmt clean)"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

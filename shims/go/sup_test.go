@@ -46,6 +46,8 @@ func TestMain(m *testing.M) {
 		osStdin()
 	case "host-stdout":
 		hostStdout()
+	case "host":
+		hostForDeath()
 	default:
 		fmt.Println("unknown helper")
 		os.Exit(2)

@@ -92,6 +92,8 @@ static void build_result(lua_State *L, lproc *lp) {
     lua_pushstring(L, contained == SUP_CONTAIN_CGROUP ? "cgroup" : "group");
     lua_setfield(L, -2, "contained");
   }
+  lua_pushstring(L, sup_result_host_death(p) == SUP_HOST_DEATH_TREE ? "tree" : "main_process");
+  lua_setfield(L, -2, "host_death");
   int64_t leftovers = sup_result_leftovers_ended(p);
   if (leftovers >= 0) set_int(L, "leftovers_ended", leftovers);
   double tree_user = 0, tree_sys = 0;

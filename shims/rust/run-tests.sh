@@ -7,7 +7,8 @@
 #   -D warnings (broken links) without and with it;
 # - cargo test without and with the tokio feature (unit, integration and
 #   doctests), libsup found through the build dir's pkg-config file as a
-#   user's PKG_CONFIG_PATH would find it, linked dynamically;
+#   user's PKG_CONFIG_PATH would find it, linked dynamically; and the
+#   host-death test with the `bundled` feature (libsup compiled in);
 # - a fresh cargo project outside the checkout, depending only on `sup`, run
 #   with `cargo run` twice with no PKG_CONFIG_PATH, rpath or LD_LIBRARY_PATH:
 #   linking the build dir's static libsup.a (SUP_BUILD_DIR), and with the
@@ -50,6 +51,9 @@ rc=0
   fi
   cargo test -q 2>&1 | tee -a "$log" || r=1
   cargo test -q --features tokio 2>&1 | tee -a "$log" || r=1
+  # A host killed with libsup compiled in (feature bundled): no sup-sentinel
+  # is found from there, and the test binary runs itself as the sentinel.
+  cargo test -q --features bundled --test host_death 2>&1 | tee -a "$log" || r=1
   exit $r
 ) || rc=1
 
@@ -110,5 +114,5 @@ fresh "feature bundled" "" -- --features bundled
 
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
-echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, a fresh project static and bundled)"
+echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, host death bundled, a fresh project static and bundled)"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

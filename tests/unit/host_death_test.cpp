@@ -18,14 +18,15 @@ struct Tree {
   pid_t shell, group_sleep, setsid_sleep;
 };
 
-// Starts the helper host with args; returns its pid.
-pid_t start_host(std::vector<std::string> args) {
-  args.insert(args.begin(), SUP_HOST_HELPER);
+// Starts a helper host (SUP_HOST_HELPER unless named) with args; returns
+// its pid.
+pid_t start_host(std::vector<std::string> args, const char* helper = SUP_HOST_HELPER) {
+  args.insert(args.begin(), helper);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t host = 0;
-  EXPECT_EQ(posix_spawn(&host, SUP_HOST_HELPER, nullptr, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawn(&host, helper, nullptr, nullptr, argv.data(), environ), 0);
   return host;
 }
 
@@ -106,11 +107,11 @@ void read_trees(const std::string& path, int count, std::vector<Tree>& trees) {
 // Starts a host supervising `count` trees; fills trees once all run. With
 // `then` ("exec", "again"), the host does that once dir's "pids.go" exists.
 pid_t host_with_trees(const suptest::TempDir& dir, const char* contain, int count, std::vector<Tree>& trees,
-                      const char* then = nullptr) {
+                      const char* then = nullptr, const char* helper = SUP_HOST_HELPER) {
   std::string pid_file = dir.file("pids");
   std::vector<std::string> args = {pid_file, contain, std::to_string(count)};
   if (then != nullptr) args.push_back(then);
-  pid_t host = start_host(args);
+  pid_t host = start_host(args, helper);
   read_trees(pid_file, count, trees);
   return host;
 }
@@ -244,5 +245,106 @@ TEST(HostDeath, AKilledSentinelIsReplacedForEveryCgroup) {
   if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
   replaced_sentinel_ends_every_tree("cgroup");
 }
+
+// A host killed right after it made its cgroup directory (it stalls there:
+// --stall-mkdir) leaves no directory behind: the sentinel holds the
+// directory's record before it is made. Told after, the directory was left
+// for good whenever the host died in between.
+TEST(HostDeath, AHostKilledAsItMakesItsCgroupLeavesNoDirectory) {
+  std::string why = cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
+  constexpr int kTries = 3;
+  int left = 0;
+  for (int i = 0; i < kTries; ++i) {
+    pid_t host = start_host({"--spawn", "--stall-mkdir", R"({"argv": ["sleep", "60"], "contain": "cgroup"})"});
+    EXPECT_TRUE(suptest::eventually([&] { return !host_dirs(host).empty(); }, 10000)) << "try " << i;
+    kill_host(host);
+    if (!suptest::eventually([&] { return host_dirs(host).empty(); }, 5000)) {
+      ++left;
+      for (const std::string& d : host_dirs(host)) {  // tidied up: killed, emptied, removed
+        std::ofstream(d + "/cgroup.kill") << "1";
+        suptest::eventually([&] { return rmdir((d + "/c0").c_str()) == 0 || errno == ENOENT; }, 2000);
+        rmdir(d.c_str());
+      }
+    }
+  }
+  EXPECT_EQ(left, 0) << left << " of " << kTries << " hosts left their cgroup directory";
+}
+
+#ifdef SUP_HOST_HELPER_STATIC
+// Runs the helper with --spawn (and --hidden) SPEC; returns what it printed.
+std::string spawn_in_helper(const char* helper, bool hidden, const std::string& spec) {
+  std::string cmd = std::string(helper) + " --spawn " + (hidden ? "--hidden " : "") + suptest::q(spec);
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    pclose(f);
+  }
+  return out;
+}
+
+// The sentinel of a host with libsup.a inside is that host's own
+// executable, run again: no sup-sentinel is found from there.
+void static_host_ends_every_tree(const char* contain) {
+  suptest::TempDir dir;
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, contain, 3, trees, nullptr, SUP_HOST_HELPER_STATIC);
+  ASSERT_EQ(trees.size(), 3u);
+  pid_t sentinel = sentinel_of(host);
+  ASSERT_NE(sentinel, 0);
+  char exe[4096] = {};
+  ASSERT_GT(readlink(("/proc/" + std::to_string(sentinel) + "/exe").c_str(), exe, sizeof exe - 1), 0);
+  EXPECT_STREQ(exe, SUP_HOST_HELPER_STATIC);
+  const bool cgroup = std::string(contain) == "cgroup";
+  std::vector<pid_t> ending;
+  for (const Tree& t : trees) {
+    ending.insert(ending.end(), {t.shell, t.group_sleep});
+    if (cgroup) ending.push_back(t.setsid_sleep);
+  }
+  const double t0 = suptest::now_ms();
+  kill_host(host);
+  expect_ended_within_1s(ending, t0);
+  for (const Tree& t : trees) kill(t.setsid_sleep, SIGKILL);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0 && host_dirs(host).empty(); }, 5000))
+      << "sentinel " << sentinel_of(host) << ", " << host_dirs(host).size() << " directories";
+}
+
+TEST(HostDeath, AStaticHostEndsEveryGroup) { static_host_ends_every_tree("group"); }
+
+TEST(HostDeath, AStaticHostEndsEveryContainedTree) {
+  std::string why = cgroup_unavailable();
+  if (!why.empty()) GTEST_SKIP() << "no writable cgroup v2 hierarchy: " << why;
+  static_host_ends_every_tree("cgroup");
+}
+
+// The result says what dies with the host; "require_sentinel" refuses a
+// spawn that only the main process's death would cover. Hidden: a static
+// host with no /proc (a mount namespace of its own) cannot run itself
+// again, and no sup-sentinel is installed beside it.
+TEST(HostDeath, TheResultSaysWhatDiesWithTheHost) {
+  EXPECT_EQ(sup_result_host_death(nullptr), SUP_EINVAL);
+  std::string out = spawn_in_helper(SUP_HOST_HELPER, false, R"({"argv": ["true"], "require_sentinel": true})");
+  EXPECT_NE(out.find("rc 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("host_death 1\n"), std::string::npos) << out;  // SUP_HOST_DEATH_TREE
+  EXPECT_NE(out.find(R"("host_death": "tree")"), std::string::npos) << out;
+  out = spawn_in_helper(SUP_HOST_HELPER_STATIC, false, R"({"argv": ["true"], "require_sentinel": true})");
+  EXPECT_NE(out.find("host_death 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("host_death": "tree")"), std::string::npos) << out;
+
+  if (access(SUP_LIBEXECDIR "/sup-sentinel", X_OK) == 0)
+    GTEST_SKIP() << "sup-sentinel is installed in " SUP_LIBEXECDIR ": it cannot be hidden";
+  out = spawn_in_helper(SUP_HOST_HELPER_STATIC, true, R"({"argv": ["true"]})");
+  if (out.compare(0, 5, "skip ") == 0) GTEST_SKIP() << out;
+  EXPECT_NE(out.find("rc 0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("host_death 2\n"), std::string::npos) << out;  // SUP_HOST_DEATH_MAIN_PROCESS
+  EXPECT_NE(out.find(R"("host_death": "main_process")"), std::string::npos) << out;
+  out = spawn_in_helper(SUP_HOST_HELPER_STATIC, true, R"({"argv": ["true"], "require_sentinel": true})");
+  EXPECT_NE(out.find("rc -95\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("detail require_sentinel: no sentinel runs"), std::string::npos) << out;
+  EXPECT_NE(out.find("/proc/self/exe"), std::string::npos) << out;
+}
+#endif
 
 }  // namespace

@@ -1,4 +1,5 @@
-/* A host for host_death_test.
+/* A host for host_death_test, linked to libsup.so (sup-host-helper) and to
+ * libsup.a (sup-host-helper-static).
  *
  *   sup-host-helper PIDFILE
  *       supervises `sleep 30`, writes its pid to PIDFILE, then waits to be
@@ -10,12 +11,26 @@
  *       by rename), then waits to be killed; with "exec" it waits for
  *       PIDFILE.go to exist and execs `sleep 30`, which ends it as a host;
  *       with "again" it waits for PIDFILE.go, supervises N more trees and
- *       writes their lines to PIDFILE.more (whole, by rename). */
-#define _POSIX_C_SOURCE 200809L
+ *       writes their lines to PIDFILE.more (whole, by rename).
+ *   sup-host-helper --spawn [--hidden] [--stall-mkdir] SPEC
+ *       spawns SPEC, waits for its end and prints "rc N", the detail of a
+ *       failure, sup_result_host_death and the result; with --hidden, first in a mount namespace
+ *       of its own with an empty /proc, where /proc/self/exe cannot be
+ *       exec'd (prints "skip WHY" where that cannot be made); with
+ *       --stall-mkdir, the host's thread stalls for 300 ms right after it
+ *       has made its cgroup directory (sup-PID-START), as a host preempted
+ *       there would. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sup.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,8 +100,70 @@ static void wait_for_go(const char *pid_file)
     nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
+static int stall_mkdir;
+
+/* libsup's mkdir comes here: the helper is linked with --export-dynamic
+ * (and, static, defines it before libc). */
+int mkdir(const char *path, mode_t mode)
+{
+  int rc = (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+  const char *name = strrchr(path, '/');
+  if (rc == 0 && stall_mkdir && name != NULL && strncmp(name, "/sup-", 5) == 0)
+    nanosleep(&(struct timespec){0, 300 * 1000000}, NULL);
+  return rc;
+}
+
+/* No /proc here: the host's own executable cannot be exec'd through
+ * /proc/self/exe, which a static libsup's sentinel needs. */
+static int hide_proc(void)
+{
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount("none", "/proc", "tmpfs", 0, NULL) != 0) {
+    printf("skip no mount namespace: %s\n", strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+static int spawn_one(const char *spec)
+{
+  sup_proc *p = NULL;
+  char err[SUP_ERRBUF_SIZE];
+  int rc = sup_spawn_ex(spec, &p, err, sizeof err);
+  printf("rc %d\n", rc);
+  if (rc != 0) {
+    printf("detail %s\n", err);
+    return 0;
+  }
+  printf("host_death %d\n", sup_result_host_death(p)); /* known before the end */
+  sup_poll(p, -1);
+  printf("result %s\n", sup_result(p));
+  sup_release(p);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 3 && strcmp(argv[1], "--spawn") == 0) {
+    int hidden = 0;
+    for (int i = 2; i < argc - 1; i++) {
+      if (strcmp(argv[i], "--hidden") == 0) {
+        hidden = 1;
+        if (hide_proc() != 0)
+          return 0;
+      }
+      if (strcmp(argv[i], "--stall-mkdir") == 0)
+        stall_mkdir = 1;
+    }
+    int rc = spawn_one(argv[argc - 1]);
+    /* Without /proc, LeakSanitizer's check at exit cannot run: it would
+     * fail loudly, before stdio is flushed. */
+    if (hidden) {
+      fflush(stdout);
+      _exit(rc);
+    }
+    return rc;
+  }
   if (argc == 2)
     return one_sleep(argv[1]);
   const char *then = argc == 5 ? argv[4] : "";

@@ -60,6 +60,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"{\"argv\": [\"true\"], \"max_output_bytes\": -1}", "max_output_bytes: must not be negative"},
         BadSpec{"{\"argv\": [\"true\"], \"backpressure_bytes\": 0.5}", "backpressure_bytes: must be a whole number"},
         BadSpec{"{\"argv\": [\"true\"], \"tty_foreground\": 1}", "tty_foreground: must be true or false"},
+        BadSpec{"{\"argv\": [\"true\"], \"require_sentinel\": \"yes\"}", "require_sentinel: must be true or false"},
         BadSpec{"{\"argv\": [\"true\"], \"tty_foreground\": true}", "needs \"stdin\": \"inherit\""}));
 
 TEST(Spec, NullArgumentsAreRejected) {

@@ -777,6 +777,13 @@ test("p:kill(sig): any signal, by name or number; false once final", function()
   eq(r:wait().term_signal, "SIGRTMIN+3", "named as bash names it")
 end)
 
+test("host_death: what ends with the host; require_sentinel", function()
+  local res = sup.run{"true", require_sentinel = true}
+  eq(res.host_death, "tree", "a sentinel runs for the tests' host")
+  local ok_, err = pcall(sup.run, {"true", require_sentinel = 1})
+  ok(not ok_ and tostring(err):find("require_sentinel", 1, true), "a bad value names the key: " .. tostring(err))
+end)
+
 test("contain: the result says how the tree was contained", function()
   local res = sup.run{ "true", contain = "group" }
   eq(res.contained, "group", "group")

@@ -38,3 +38,11 @@ def test_group_is_the_default_and_cgroup_says_why_it_cannot() -> None:
         assert r.json["contained"] == "cgroup"
     with pytest.raises(sup.SpecError, match="^cgroup_parent"):
         cap(["true"], contain="cgroup", cgroup_parent="relative/path")
+
+
+def test_require_sentinel_and_what_dies_with_the_host() -> None:
+    # A sentinel runs for the tests' host: nothing is refused, and every
+    # result says the whole tree would end with this process.
+    r = cap(["true"], require_sentinel=True)
+    assert r.json["host_death"] == "tree"
+    assert cap(["true"]).json["host_death"] == "tree"

@@ -25,6 +25,7 @@ _KEY_NAMES = {
     "pty": "pty",
     "contain": "contain",
     "cgroup_parent": "cgroup_parent",
+    "require_sentinel": "require_sentinel",
     "idle_timeout_ms": "idle_timeout",
     "first_output_timeout_ms": "first_output_timeout",
     "max_runtime_ms": "max_runtime",

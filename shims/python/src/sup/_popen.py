@@ -119,7 +119,7 @@ class Popen:
 
     sup's keywords: ``idle_timeout``, ``first_output_timeout``,
     ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
-    ``max_output``, ``backpressure``, ``pty``, ``contain``,
+    ``max_output``, ``backpressure``, ``pty``, ``contain``, ``require_sentinel``,
     ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
     ``kill_on_exit``: see :func:`sup.run`. With ``pty``, ``stdin=PIPE``
     types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
@@ -166,6 +166,7 @@ class Popen:
         pty: Union[bool, Tuple[int, int]] = False,
         contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
+    require_sentinel: bool = False,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
         self._result: Optional[Result] = None
@@ -205,6 +206,7 @@ class Popen:
             backpressure=backpressure,
             contain=contain,
             cgroup_parent=cgroup_parent,
+            require_sentinel=require_sentinel,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
@@ -725,6 +727,7 @@ def run(
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
+    require_sentinel: bool = False,
 ) -> CompletedProcess:
     """Run ``args`` under supervision; subprocess.run's keywords and meanings.
 
@@ -746,7 +749,10 @@ def run(
     (rows, cols): the child on a pseudo-terminal (its output is the stdout
     stream); ``contain`` "group" (default), "cgroup" or "auto": a cgroup
     holds the child's whole tree, ended with it; ``cgroup_parent`` where
-    sup makes its cgroups. Those endings return normally.
+    sup makes its cgroups; ``require_sentinel`` refuses to start a child
+    (OSError, errno ENOTSUP) that only the main process's death would tie
+    to this process (``result.json["host_death"]`` is then
+    "main_process"). Those endings return normally.
 
     A KeyboardInterrupt interrupts the child gracefully, waits for its end
     (a second Ctrl-C aborts it), and is re-raised. Any other exception
@@ -758,7 +764,8 @@ def run(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent,
+             require_sentinel=require_sentinel),
     )
     try:
         try:
@@ -804,6 +811,7 @@ async def run_async(
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
+    require_sentinel: bool = False,
 ) -> CompletedProcess:
     """:func:`run` for asyncio: awaits on the event loop, no thread.
 
@@ -815,7 +823,8 @@ async def run_async(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain, cgroup_parent=cgroup_parent),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent,
+             require_sentinel=require_sentinel),
     )
     try:
         r = await p._wait_result_async()

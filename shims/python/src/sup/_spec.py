@@ -179,6 +179,7 @@ def build(
     backpressure: Optional[int],
     contain: Optional[str],
     cgroup_parent: Optional[StrOrBytesPath],
+    require_sentinel: bool = False,
 ) -> bytes:
     """The spec's JSON text, as bytes. ``args`` is already a list."""
     argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
@@ -277,6 +278,8 @@ def build(
         parts.append(b'"contain":"' + contain.encode() + b'"')
     if cgroup_parent is not None:
         parts.append(b'"cgroup_parent":' + _jstr(_fsbytes(cgroup_parent, "cgroup_parent")))
+    if require_sentinel:
+        parts.append(b'"require_sentinel":true')
 
     return b",".join(parts) + b"}"
 

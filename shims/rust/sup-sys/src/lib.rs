@@ -108,6 +108,11 @@ pub const SUP_CONTAIN_GROUP: c_int = 1;
 /// Contained by a cgroup v2 of its own.
 pub const SUP_CONTAIN_CGROUP: c_int = 2;
 
+/// Should the host die, the sentinel ends the child's whole tree.
+pub const SUP_HOST_DEATH_TREE: c_int = 1;
+/// Should the host die, only the main process ends (no sentinel runs).
+pub const SUP_HOST_DEATH_MAIN_PROCESS: c_int = 2;
+
 /// A buffer of this size always holds sup_spawn_ex's whole detail.
 pub const SUP_ERRBUF_SIZE: usize = 4096;
 /// Pass as a position to sup_output_wait to not wait on that stream.
@@ -163,6 +168,7 @@ pub const DECLARATIONS: &[(&str, &str, &[&str])] = &[
     ("sup_result_contained", "int", &["sup_proc *"]),
     ("sup_result_leftovers_ended", "int64_t", &["sup_proc *"]),
     ("sup_result_tree_cpu", "int", &["sup_proc *", "double *", "double *"]),
+    ("sup_result_host_death", "int", &["sup_proc *"]),
 ];
 
 // Keep one declaration per line in this block: tests/header.rs reads it.
@@ -206,4 +212,5 @@ unsafe extern "C" {
     pub fn sup_result_contained(p: *mut sup_proc) -> c_int;
     pub fn sup_result_leftovers_ended(p: *mut sup_proc) -> i64;
     pub fn sup_result_tree_cpu(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double) -> c_int;
+    pub fn sup_result_host_death(p: *mut sup_proc) -> c_int;
 }

@@ -187,6 +187,7 @@ pub struct Command {
     first_output_timeout: Option<Duration>,
     contain: Option<Contain>,
     cgroup_parent: Option<OsString>,
+    require_sentinel: bool,
     idle_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
@@ -219,6 +220,7 @@ impl Command {
             first_output_timeout: None,
             contain: None,
             cgroup_parent: None,
+            require_sentinel: false,
             idle_timeout: None,
             max_runtime: None,
             grace: None,
@@ -450,6 +452,21 @@ impl Command {
     /// ```
     pub fn cgroup_parent<P: AsRef<std::path::Path>>(&mut self, dir: P) -> &mut Command {
         self.cgroup_parent = Some(dir.as_ref().as_os_str().to_owned());
+        self
+    }
+
+    /// With `true`, the spawn fails (`SUP_ENOTSUP`, the detail saying why)
+    /// where no sentinel runs, so that only the main process, not its tree,
+    /// would die with the host ([`HostDeath::MainProcess`](crate::HostDeath)).
+    /// Default `false`.
+    ///
+    /// ```
+    /// let out = sup::Command::new("true").require_sentinel(true).run()?;
+    /// assert_eq!(out.host_death, sup::HostDeath::Tree);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn require_sentinel(&mut self, required: bool) -> &mut Command {
+        self.require_sentinel = required;
         self
     }
 
@@ -719,6 +736,9 @@ impl Command {
         if let Some(dir) = &self.cgroup_parent {
             s.extend_from_slice(b",\"cgroup_parent\":");
             json_str(&mut s, dir.as_bytes());
+        }
+        if self.require_sentinel {
+            s.extend_from_slice(b",\"require_sentinel\":true");
         }
 
         let mut num = |key: &str, v: u64| {

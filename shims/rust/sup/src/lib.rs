@@ -45,7 +45,7 @@ pub use child::Child;
 pub use command::{Command, Contain, Stdio};
 pub use error::{Error, Part, Result};
 pub use io::{ChildStdin, Gap, OutputReader};
-pub use output::{CpuTime, Outcome, Output, Phase, Rusage, SentSignal};
+pub use output::{CpuTime, HostDeath, Outcome, Output, Phase, Rusage, SentSignal};
 pub use signal::Signal;
 
 /// The version of the loaded libsup (`MAJOR * 10000 + MINOR * 100 + PATCH`).

@@ -138,6 +138,27 @@ pub enum Phase {
     Idle,
 }
 
+/// What would end with the host, should it die (`SIGKILL` included) while
+/// the child runs: [`Output::host_death`].
+///
+/// ```
+/// let out = sup::Command::new("true").run()?;
+/// // Where no sentinel can run (no /proc, nothing installed), MainProcess.
+/// assert!(matches!(out.host_death, sup::HostDeath::Tree | sup::HostDeath::MainProcess));
+/// # Ok::<(), sup::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HostDeath {
+    /// The library's sentinel ends the child's whole tree (its cgroup, or
+    /// its process group).
+    Tree,
+    /// No sentinel runs: only the main process dies with the host
+    /// (`PR_SET_PDEATHSIG`). [`Command::require_sentinel`](crate::Command::require_sentinel)
+    /// refuses such a spawn.
+    MainProcess,
+}
+
 /// CPU time, in user mode and in the kernel.
 ///
 /// ```
@@ -222,6 +243,8 @@ pub struct Output {
     /// [`rusage`](Output::rusage) has the main process's only); `None` in
     /// group mode.
     pub tree_cpu: Option<CpuTime>,
+    /// What would have ended with the host had it died while the child ran.
+    pub host_death: HostDeath,
 
     /// The captured stdout, exactly as written (head and newest tail when
     /// more than `max_output_bytes` were written).
@@ -322,6 +345,10 @@ impl Output {
                 n if n == i64::from(sup_sys::SUP_ENODATA) => None,
                 n => return Err(Error::from_code(n as i32)),
             };
+            let host_death = match cvt(sup_sys::sup_result_host_death(p))? {
+                sup_sys::SUP_HOST_DEATH_TREE => HostDeath::Tree,
+                _ => HostDeath::MainProcess,
+            };
             let (mut tree_user, mut tree_sys) = (0.0f64, 0.0f64);
             let tree_cpu = match sup_sys::sup_result_tree_cpu(p, &mut tree_user, &mut tree_sys) {
                 sup_sys::SUP_ENODATA => None,
@@ -344,6 +371,7 @@ impl Output {
                 contained,
                 leftovers_ended,
                 tree_cpu,
+                host_death,
                 stdout,
                 stderr,
                 stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,
