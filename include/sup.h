@@ -310,7 +310,7 @@ extern "C" {
 #endif
 
 #define SUP_VERSION_MAJOR 0
-#define SUP_VERSION_MINOR 3
+#define SUP_VERSION_MINOR 4
 #define SUP_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sup_version(). */
 #define SUP_VERSION_NUMBER \
