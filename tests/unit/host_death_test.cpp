@@ -4,6 +4,7 @@
 // processes and their groups), and nothing of the host is left after.
 #include <glob.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <sstream>
@@ -18,15 +19,21 @@ struct Tree {
   pid_t shell, group_sleep, setsid_sleep;
 };
 
-// Starts a helper host (SUP_HOST_HELPER unless named) with args; returns
-// its pid.
-pid_t start_host(std::vector<std::string> args, const char* helper = SUP_HOST_HELPER) {
+// Starts a helper host (SUP_HOST_HELPER unless named) with args, and
+// `extra_env` added to the environment; returns its pid.
+pid_t start_host(std::vector<std::string> args, const char* helper = SUP_HOST_HELPER,
+                 const std::vector<std::string>& extra_env = {}) {
   args.insert(args.begin(), helper);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_storage(extra_env);
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t host = 0;
-  EXPECT_EQ(posix_spawn(&host, helper, nullptr, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawn(&host, helper, nullptr, nullptr, argv.data(), envp.data()), 0);
   return host;
 }
 
@@ -107,11 +114,12 @@ void read_trees(const std::string& path, int count, std::vector<Tree>& trees) {
 // Starts a host supervising `count` trees; fills trees once all run. With
 // `then` ("exec", "again"), the host does that once dir's "pids.go" exists.
 pid_t host_with_trees(const suptest::TempDir& dir, const char* contain, int count, std::vector<Tree>& trees,
-                      const char* then = nullptr, const char* helper = SUP_HOST_HELPER) {
+                      const char* then = nullptr, const char* helper = SUP_HOST_HELPER,
+                      const std::vector<std::string>& extra_env = {}) {
   std::string pid_file = dir.file("pids");
   std::vector<std::string> args = {pid_file, contain, std::to_string(count)};
   if (then != nullptr) args.push_back(then);
-  pid_t host = start_host(args, helper);
+  pid_t host = start_host(args, helper, extra_env);
   read_trees(pid_file, count, trees);
   return host;
 }
@@ -269,6 +277,43 @@ TEST(HostDeath, AHostKilledAsItMakesItsCgroupLeavesNoDirectory) {
     }
   }
   EXPECT_EQ(left, 0) << left << " of " << kTries << " hosts left their cgroup directory";
+}
+
+// A libsup.so with no sup-sentinel beside it (a copy, found first through
+// LD_LIBRARY_PATH) preloads itself into true(1), which becomes the
+// sentinel: as a module an interpreter loads with the library's sources
+// compiled in would.
+TEST(HostDeath, ALibraryWithoutItsProgramPreloadsItselfAsTheSentinel) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitized library cannot be preloaded into true(1), whose sanitizer runtime is missing";
+#endif
+  if (access(SUP_LIBEXECDIR "/sup-sentinel", X_OK) == 0)
+    GTEST_SKIP() << "sup-sentinel is installed in " SUP_LIBEXECDIR ": it would be found";
+  suptest::TempDir dir;
+  const std::string libdir = dir.file("lib");
+  ASSERT_EQ(mkdir(libdir.c_str(), 0755), 0);
+  {
+    std::ifstream from(SUP_LIBRARY_PATH, std::ios::binary);
+    std::ofstream to(libdir + "/libsup.so.0", std::ios::binary);
+    to << from.rdbuf();
+    ASSERT_TRUE(from.good() && to.good()) << SUP_LIBRARY_PATH;
+  }
+  std::vector<Tree> trees;
+  pid_t host = host_with_trees(dir, "group", 2, trees, nullptr, SUP_HOST_HELPER, {"LD_LIBRARY_PATH=" + libdir});
+  ASSERT_EQ(trees.size(), 2u);
+  pid_t sentinel = sentinel_of(host);
+  ASSERT_NE(sentinel, 0);
+  char exe[4096] = {};
+  ASSERT_GT(readlink(("/proc/" + std::to_string(sentinel) + "/exe").c_str(), exe, sizeof exe - 1), 0);
+  EXPECT_TRUE(std::string(exe) == "/bin/true" || std::string(exe) == "/usr/bin/true") << exe;
+  EXPECT_NE(suptest::read_file("/proc/" + std::to_string(sentinel) + "/maps").find(libdir), std::string::npos);
+  std::vector<pid_t> ending;
+  for (const Tree& t : trees) ending.insert(ending.end(), {t.shell, t.group_sleep});
+  const double t0 = suptest::now_ms();
+  kill_host(host);
+  expect_ended_within_1s(ending, t0);
+  for (const Tree& t : trees) kill(t.setsid_sleep, SIGKILL);
+  EXPECT_TRUE(suptest::eventually([&] { return sentinel_of(host) == 0; }, 5000));
 }
 
 #ifdef SUP_HOST_HELPER_STATIC
