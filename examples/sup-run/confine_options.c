@@ -26,6 +26,15 @@ void confine_defaults(struct confine_options *c)
                                 .open_files = -1};
 }
 
+void confine_release(struct confine_options *c)
+{
+  free(c->fds.data);
+  free(c->fd_children);
+  free(c->sandbox_write.data);
+  free(c->sandbox_read.data);
+  confine_defaults(c);
+}
+
 /* A descriptor number: decimal digits, no sign, at most INT_MAX. */
 static bool parse_fd_number(const char *s, int *out)
 {

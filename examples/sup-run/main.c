@@ -329,6 +329,8 @@ static void say_cannot_run(const struct options *o, int rc, const char *detail)
 
 /* ---- Main ---------------------------------------------------------------- */
 
+static int run_command(struct options opts, enum frontend frontend);
+
 int supervise(int argc, char **argv, enum frontend frontend)
 {
   g_frontend = frontend;
@@ -347,7 +349,15 @@ int supervise(int argc, char **argv, enum frontend frontend)
     parse_timeout_options(argc, argv, &opts);
   else
     parse_options(argc, argv, &opts);
+  int status = run_command(opts, frontend);
+  confine_release(&opts.confine);
+  return status;
+}
 
+/* Everything after the command line: opts is the caller's, copied (it
+ * releases what the options hold). */
+static int run_command(struct options opts, enum frontend frontend)
+{
   int json_fd = -1;
   if (opts.json_path != NULL) {
     json_fd = open(opts.json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -152,6 +152,7 @@ _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1
 void parse_options(int argc, char **argv, struct options *o);
 void parse_timeout_options(int argc, char **argv, struct options *o);
 void confine_defaults(struct confine_options *c);
+void confine_release(struct confine_options *c);
 /* One shared option (c is its enum confine_option value). */
 void confine_option(int c, const char *arg, struct confine_options *o);
 /* "fd:N" for --stdout, --stderr and --stdin: N, or -1 when arg is not of
