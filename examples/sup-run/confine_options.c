@@ -70,8 +70,10 @@ int fd_mode(const char *arg, const char *option)
 
 void append_routing(struct strbuf *sb, const char *mode)
 {
-  if (strncmp(mode, "fd:", 3) == 0)
-    sb_printf(sb, "{\"fd\": %s}", mode + 3);
+  int fd;
+  /* Printed from the number: "fd:007" is 7, and JSON has no leading 0. */
+  if (strncmp(mode, "fd:", 3) == 0 && parse_fd_number(mode + 3, &fd))
+    sb_printf(sb, "{\"fd\": %d}", fd);
   else
     sb_json_string(sb, mode);
 }
@@ -241,13 +243,16 @@ void confine_option(int c, const char *arg, struct confine_options *o)
   }
 }
 
-/* A user or group: a number as a number (an id), else a name. */
+/* A user or group: digits as an id (the library bounds it and names the
+ * key), else a name. */
 static void append_id(struct strbuf *sb, const char *key, const char *value)
 {
-  int n;
   sb_printf(sb, ", \"%s\": ", key);
-  if (parse_fd_number(value, &n))
-    sb_puts(sb, value);
+  char *end;
+  errno = 0;
+  unsigned long long id = strtoull(value, &end, 10);
+  if (value[0] >= '0' && value[0] <= '9' && *end == '\0' && errno == 0)
+    sb_printf(sb, "%llu", id);
   else
     sb_json_string(sb, value);
 }

@@ -1288,6 +1288,9 @@ class Descriptors(TempDirTest):
         src = self.open_file("in", data=b"from the file\n")
         r = run(f"--stdin=fd:{src}", "--", "cat", input=b"not this\n", pass_fds=(src,))
         self.assertEqual((r.returncode, r.stdout), (0, b"from the file\n"), r.stderr)
+        os.lseek(src, 0, os.SEEK_SET)
+        r = run(f"--stdin=fd:00{src}", "--", "cat", pass_fds=(src,))
+        self.assertEqual((r.returncode, r.stdout), (0, b"from the file\n"), r.stderr)
         r = run("--stdin=null", "--", "cat", input=b"not this\n")
         self.assertEqual((r.returncode, r.stdout), (0, b""), r.stderr)
         r = run("--stdin=inherit", "--", "cat", input=b"this\n")
@@ -1487,12 +1490,13 @@ class UserAndSentinel(TempDirTest):
             self.assertIn(b"user", r.stderr)
             return
         self.assertEqual((r.returncode, r.stdout), (0, b"65534\n65534\n"), r.stderr)
-        r = run("--user=0", "--", "id", "-u")
+        r = run("--user=00", "--", "id", "-u")
         self.assertEqual((r.returncode, r.stdout), (0, b"0\n"), r.stderr)
 
     def test_unknown_user_or_group_exits_125(self):
         for args, needle in ((["--user=no-such-user-sup"], b"user"),
                              (["--group=no-such-group-sup"], b"group"),
+                             (["--user=4294967295"], b"user"),
                              (["--user="], b"--user: empty name")):
             with self.subTest(args=args):
                 r = run(*args, "--", "true")
