@@ -234,7 +234,10 @@ void parse_timeout_options(int argc, char **argv, struct options *o)
                         .quiet = true,
                         .keep_ignored_signals = true};
   confine_defaults(&o->confine);
-  char **args = spell_out_gnu_abbreviations(argc, argv);
+  /* Static: o->argv points into it for the life of the program, and a
+   * leak checker must see it held rather than lost. */
+  static char **args;
+  args = spell_out_gnu_abbreviations(argc, argv);
   int c;
   while ((c = getopt_long(argc, args, "+k:s:v", timeout_longopts, NULL)) != -1) {
     switch (c) {
