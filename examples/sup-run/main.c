@@ -43,19 +43,27 @@ static char *build_spec(const struct options *o, bool tty_foreground)
     else
       sb_puts(&sb, ", \"pty\": true");
   } else {
-    sb_puts(&sb, ", \"stdin\": \"inherit\"");
+    sb_puts(&sb, ", \"stdin\": ");
+    append_routing(&sb, o->confine.stdin_mode ? o->confine.stdin_mode : "inherit");
   }
   sb_printf(&sb, ", \"idle_timeout_ms\": %" PRIu64, o->idle_timeout_ms);
   sb_printf(&sb, ", \"first_output_timeout_ms\": %" PRIu64, o->first_output_timeout_ms);
-  if (!o->pty)
-    sb_printf(&sb, ", \"stdout\": \"%s\", \"stderr\": \"%s\"", o->stdout_mode, o->stderr_mode);
+  if (!o->pty) {
+    sb_puts(&sb, ", \"stdout\": ");
+    append_routing(&sb, o->stdout_mode);
+    sb_puts(&sb, ", \"stderr\": ");
+    append_routing(&sb, o->stderr_mode);
+  }
   if (o->env_clear)
     sb_puts(&sb, ", \"env_clear\": true");
   sb_printf(&sb, ", \"max_runtime_ms\": %" PRIu64, o->max_runtime_ms);
   sb_printf(&sb, ", \"grace_ms\": %" PRIu64, o->grace_ms);
   sb_printf(&sb, ", \"interrupt_signal\": %d", o->interrupt_signal);
   sb_printf(&sb, ", \"on_timeout\": \"%s\"", o->kill_on_timeout ? "kill" : "interrupt");
-  sb_printf(&sb, ", \"max_output_bytes\": %" PRIu64, o->max_output_bytes);
+  if (o->max_output_none)
+    sb_puts(&sb, ", \"max_output_bytes\": null");
+  else
+    sb_printf(&sb, ", \"max_output_bytes\": %" PRIu64, o->max_output_bytes);
   /* Backpressure is for the streams written out here; a "tee" stream,
    * which libsup copies itself and nobody reads, would be held back. */
   bool tee = strcmp(o->stdout_mode, "tee") == 0 || strcmp(o->stderr_mode, "tee") == 0;
@@ -67,6 +75,7 @@ static char *build_spec(const struct options *o, bool tty_foreground)
     sb_puts(&sb, ", \"keep_ignored_signals\": true, \"reset_signals\": ");
     append_reset_signals(&sb, o);
   }
+  append_confine_spec(&sb, o);
   sb_puts(&sb, "}");
   return sb.data;
 }
@@ -100,7 +109,11 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
 {
   char limit[48];
   struct strbuf sb = {0};
-  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && sup_result_phase(p) == SUP_PHASE_FIRST_OUTPUT) {
+  int phase = sup_result_phase(p);
+  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_INPUT) {
+    format_duration(limit, sizeof limit, o->confine.input_wait_timeout_ms);
+    sb_printf(&sb, "%s: input wait timeout: waiting for input for %s; ", g_progname, limit);
+  } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_FIRST_OUTPUT) {
     format_duration(limit, sizeof limit, o->first_output_timeout_ms);
     sb_printf(&sb, "%s: first output timeout: no output within %s; ", g_progname, limit);
   } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT) {
@@ -116,6 +129,18 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
   sb_printf(&sb, "; exit %d\n", status);
   write_all(STDERR_FILENO, sb.data, sb.len);
   free(sb.data);
+}
+
+/* A --limit that ended COMMAND: the result's "limit" (the outcome itself
+ * is the signal or exit status the limit caused). */
+static void print_limit_summary(sup_proc *p, int status)
+{
+  cJSON *root = sup_result(p) ? cJSON_Parse(sup_result(p)) : NULL;
+  const cJSON *limit = cJSON_GetObjectItemCaseSensitive(root, "limit");
+  if (cJSON_IsString(limit))
+    say("%s: limit %s: the command reached its --limit; exit %d\n", g_progname,
+        limit->valuestring, status);
+  cJSON_Delete(root);
 }
 
 /* The exit status for a final result. Never a negative library code: what
@@ -304,6 +329,8 @@ static void say_cannot_run(const struct options *o, int rc, const char *detail)
 
 /* ---- Main ---------------------------------------------------------------- */
 
+static int run_command(struct options opts, enum frontend frontend);
+
 int supervise(int argc, char **argv, enum frontend frontend)
 {
   g_frontend = frontend;
@@ -322,7 +349,15 @@ int supervise(int argc, char **argv, enum frontend frontend)
     parse_timeout_options(argc, argv, &opts);
   else
     parse_options(argc, argv, &opts);
+  int status = run_command(opts, frontend);
+  confine_release(&opts.confine);
+  return status;
+}
 
+/* Everything after the command line: opts is the caller's, copied (it
+ * releases what the options hold). */
+static int run_command(struct options opts, enum frontend frontend)
+{
   int json_fd = -1;
   if (opts.json_path != NULL) {
     json_fd = open(opts.json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -340,7 +375,9 @@ int supervise(int argc, char **argv, enum frontend frontend)
    * sup-timeout gives the command the terminal where GNU timeout's would
    * have it: with --foreground, or when it leads its own group (run from
    * a shell prompt; elsewhere GNU's setpgid leaves it in the background). */
-  bool tty_foreground = !opts.pty && terminal_foreground_is(getpgrp());
+  bool tty_foreground = !opts.pty && terminal_foreground_is(getpgrp()) &&
+                        (opts.confine.stdin_mode == NULL ||
+                         strcmp(opts.confine.stdin_mode, "inherit") == 0);
   if (frontend == FRONTEND_TIMEOUT && !opts.foreground && getpgrp() != getpid())
     tty_foreground = false;
   char *spec = build_spec(&opts, tty_foreground);
@@ -399,6 +436,8 @@ int supervise(int argc, char **argv, enum frontend frontend)
   if (frontend == FRONTEND_RUN && !opts.quiet &&
       (outcome == SUP_OUTCOME_IDLE_TIMEOUT || outcome == SUP_OUTCOME_MAX_RUNTIME))
     print_timeout_summary(p, &opts, outcome, status);
+  else if (frontend == FRONTEND_RUN && !opts.quiet)
+    print_limit_summary(p, status);
 
   /* The handlers must not touch the handle once it is being released. */
   atomic_store(&g_proc, NULL);

@@ -75,14 +75,24 @@ static void print_help(void)
 "      --max-output=BYTES       bytes of each stream kept in the result; past\n"
 "                               it the first half and the newest half are kept.\n"
 "                               Suffixes K, M, G (or KiB, MiB, GiB) multiply by\n"
-"                               1024, 1024^2, 1024^3 (default 16M). It does not\n"
-"                               limit what passes through.\n"
+"                               1024, 1024^2, 1024^3 (default 16M); 'none'\n"
+"                               keeps every byte (memory grows with the\n"
+"                               output). It does not limit what passes through.\n"
 "      --stdout=MODE            where COMMAND's standard output goes: 'pipe'\n"
 "                               passes it through sup-run, captured (default);\n"
 "                               'inherit' gives COMMAND sup-run's own standard\n"
 "                               output (not captured, not counted as output\n"
-"                               by --idle-timeout); 'null' discards it\n"
+"                               by --idle-timeout); 'null' discards it;\n"
+"                               'fd:N' gives it sup-run's descriptor N (as\n"
+"                               'inherit', not captured)\n"
 "      --stderr=MODE            the same for standard error\n"
+"",
+"      --stdin=MODE             COMMAND's standard input: 'inherit' sup-run's\n"
+"                               own (default), 'null' /dev/null, 'fd:N'\n"
+"                               sup-run's descriptor N\n"
+"      --fd=CHILD=HOST          COMMAND's descriptor CHILD (3 or more) is\n"
+"                               sup-run's HOST, e.g. --fd=3=7 (repeatable);\n"
+"                               COMMAND gets no other descriptor but 0, 1, 2\n"
 "      --merge                  COMMAND's standard error goes where its\n"
 "                               standard output goes, in the order written\n"
 "                               (as 2>&1); not with --stderr\n"
@@ -100,6 +110,38 @@ static void print_help(void)
 "      --pty                    run COMMAND on a new pseudo-terminal of its own\n"
 "                               (see TERMINAL)\n"
 "",
+"      --input-wait-timeout=DURATION  end COMMAND once it has waited DURATION\n"
+"                               for input nobody gives it (a read of its stdin\n"
+"                               with nothing coming, or stopped by SIGTTIN):\n"
+"                               exit 124 as for the other timeouts (default 0:\n"
+"                               off)\n"
+"      --limit=KEY=VALUE[,...]  resource limits of COMMAND: memory=SIZE (its\n"
+"                               data segment; with --contain=cgroup the whole\n"
+"                               tree's memory), cpu=SECONDS (CPU time: SIGXCPU,\n"
+"                               then SIGKILL), processes=N (its user's; with\n"
+"                               cgroup its tree's), file=SIZE (largest file it\n"
+"                               may write), open-files=N, core=0 (no core\n"
+"                               dumps). SIZE takes K, M, G; repeatable, a later\n"
+"                               value wins. A limit above sup-run's own needs\n"
+"                               privilege\n"
+"      --sandbox-write=DIR      COMMAND may write only under DIR (repeatable)\n"
+"                               and /dev/null, /dev/tty (Landlock); everything\n"
+"                               stays readable\n"
+"      --sandbox-read=DIR       COMMAND may read only under DIR (repeatable;\n"
+"                               list its libraries' directories too)\n"
+"      --sandbox-tmp            a private writable directory for COMMAND, its\n"
+"                               TMPDIR, removed at its end\n"
+"      --no-network             COMMAND may open no socket but a Unix one; alone\n"
+"                               it leaves the filesystem writable\n"
+"      --sandbox-strict         fail (exit 125) rather than run with a part of\n"
+"                               the sandbox the kernel cannot enforce\n"
+"      --user=NAME|UID          run COMMAND as that user, with its groups\n"
+"      --group=NAME|GID         ... and with that group (both need privilege)\n"
+"      --require-sentinel       fail (exit 125) where sup cannot end COMMAND's\n"
+"                               whole tree should sup-run itself be killed\n"
+"  With --json the result says what applied (\"confined\") and which limit\n"
+"  ended COMMAND (\"limit\": \"cpu\", \"memory\", \"processes\", \"file_size\").\n"
+"",
 "      --keep-ignored-signals   signals ignored where sup-run was started stay\n"
 "                               ignored in COMMAND (as a shell passes them on);\n"
 "                               by default COMMAND starts with every signal at\n"
@@ -116,7 +158,8 @@ static void print_help(void)
 "  (milliseconds), s (seconds, the default), m (minutes), h (hours) or d\n"
 "  (days), as in 250ms, 1.5, 1.5s, 2m, 1d; as GNU timeout reads it too\n"
 "  (1e3, 0x1p-3, inf). It is rounded up to a whole millisecond. For\n"
-"  --idle-timeout, --first-output-timeout and --max-runtime, 0 means off,\n"
+"  --idle-timeout, --first-output-timeout, --max-runtime and\n"
+"  --input-wait-timeout, 0 means off,\n"
 "  and so does a value past 1000000000s (about 31 years); a --grace that\n"
 "  long never sends SIGKILL. BYTES at most 1024G.\n"
 "\n",
@@ -134,8 +177,8 @@ static void print_help(void)
 "\n",
 "EXIT STATUS\n"
 "  N      COMMAND exited by itself with status N\n"
-"  124    COMMAND was ended by --idle-timeout, --first-output-timeout or\n"
-"         --max-runtime\n"
+"  124    COMMAND was ended by --idle-timeout, --first-output-timeout,\n"
+"         --max-runtime or --input-wait-timeout\n"
 "  125    sup-run failed: a bad option or value (the message names it), no\n"
 "         COMMAND, FILE of --json cannot be written, COMMAND could not be\n"
 "         started for a reason other than those of 126 and 127, or writing\n"
@@ -318,6 +361,7 @@ void parse_options(int argc, char **argv, struct options *o)
       {"keep-ignored-signals", no_argument, NULL, OPT_KEEP_IGNORED},
       {"help", no_argument, NULL, OPT_HELP},
       {"version", no_argument, NULL, OPT_VERSION},
+      CONFINE_LONGOPTS,
       {NULL, 0, NULL, 0}};
 
   *o = (struct options){.grace_ms = 5000,
@@ -325,6 +369,7 @@ void parse_options(int argc, char **argv, struct options *o)
                         .contain = "group",
                         .max_output_bytes = UINT64_C(16) << 20,
                         .stdout_mode = "pipe"};
+  confine_defaults(&o->confine);
   const char *stderr_mode = NULL;
   bool merge = false;
   int c;
@@ -342,9 +387,9 @@ void parse_options(int argc, char **argv, struct options *o)
     case OPT_STDERR: {
       const char *name = c == OPT_STDOUT ? "--stdout" : "--stderr";
       if (strcmp(optarg, "pipe") != 0 && strcmp(optarg, "inherit") != 0 &&
-          strcmp(optarg, "null") != 0)
-        usage_error("%s: invalid mode '%s' (expected 'pipe', 'inherit' or 'null')", name,
-                    optarg);
+          strcmp(optarg, "null") != 0 && fd_mode(optarg, name) < 0)
+        usage_error("%s: invalid mode '%s' (expected 'pipe', 'inherit', 'null' or 'fd:N')",
+                    name, optarg);
       if (c == OPT_STDOUT)
         o->stdout_mode = optarg;
       else
@@ -377,6 +422,9 @@ void parse_options(int argc, char **argv, struct options *o)
                     optarg);
       break;
     case OPT_MAX_OUTPUT:
+      o->max_output_none = strcmp(optarg, "none") == 0;
+      if (o->max_output_none)
+        break;
       switch (parse_bytes(optarg, &o->max_output_bytes)) {
       case PARSE_OK:
         break;
@@ -416,6 +464,20 @@ void parse_options(int argc, char **argv, struct options *o)
     case OPT_VERSION:
       print_version();
       exit(fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_SUPRUN);
+    case COPT_STDIN:
+    case COPT_FD:
+    case COPT_INPUT_WAIT:
+    case COPT_LIMIT:
+    case COPT_SANDBOX_WRITE:
+    case COPT_SANDBOX_READ:
+    case COPT_NO_NETWORK:
+    case COPT_SANDBOX_TMP:
+    case COPT_SANDBOX_STRICT:
+    case COPT_USER:
+    case COPT_GROUP:
+    case COPT_REQUIRE_SENTINEL:
+      confine_option(c, optarg, &o->confine);
+      break;
     case ':':
       usage_error("option '%s' requires a value", option_name(longopts, optopt));
     default:
@@ -436,6 +498,8 @@ void parse_options(int argc, char **argv, struct options *o)
                  (stderr_mode != NULL && strcmp(stderr_mode, "pipe") != 0)))
     usage_error("--pty: the command's stdout and stderr are its terminal; "
                 "--stdout, --stderr and --merge do not apply");
+  if (o->pty && o->confine.stdin_mode != NULL)
+    usage_error("--pty: the command's stdin is its terminal; --stdin does not apply");
   o->stderr_mode = merge ? "stdout" : stderr_mode != NULL ? stderr_mode : "pipe";
   bool reads_any = strcmp(o->stdout_mode, "pipe") == 0 ||
                    (!merge && strcmp(o->stderr_mode, "pipe") == 0);

@@ -5,8 +5,9 @@
  * fill (options.c for sup-run's, timeout_options.c for GNU timeout's), the
  * durations (duration.c), the spec text (strbuf.c), the signals sup-run
  * receives and relays (signals.c), the terminal and job control
- * (terminal.c), the output passed through (forward.c) and the main flow
- * (main.c).
+ * (terminal.c), the output passed through (forward.c), the options both
+ * command lines share for descriptors, waiting for input and confinement
+ * (confine_options.c) and the main flow (main.c).
  */
 #ifndef SUP_RUN_H
 #define SUP_RUN_H
@@ -51,7 +52,70 @@ extern const char *g_progname;
 /* The whole program, as either (run_main.c, timeout_main.c). */
 int supervise(int argc, char **argv, enum frontend frontend);
 
+/* ---- Text (strbuf.c) ----------------------------------------------------- */
+
+struct strbuf {
+  char *data;
+  size_t len, cap;
+};
+
+_Noreturn void die_oom(void);
+void sb_append(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_json_string(struct strbuf *sb, const char *s);
+
 /* ---- Options (options.c, timeout_options.c) ----------------------------- */
+
+/* The options both command lines share (confine_options.c): the command's
+ * stdin and extra descriptors, the input wait, limits, sandbox and user.
+ * Each is unset (NULL, 0, -1, false) unless given. */
+struct confine_options {
+  const char *stdin_mode;   /* NULL ("inherit"), "inherit", "null" or "fd:N" */
+  struct strbuf fds;        /* the "fds" members: "\"3\": 7, ..." */
+  int *fd_children;         /* the child numbers in fds, to refuse one twice */
+  size_t fd_count;
+  uint64_t input_wait_timeout_ms;
+  /* --limit: -1 unset; core_zero: core=0 */
+  int64_t memory_bytes, cpu_seconds, processes, file_bytes, open_files;
+  bool core_zero;
+  struct strbuf sandbox_write, sandbox_read; /* JSON array members */
+  bool sandbox_read_given, no_network, sandbox_tmp, sandbox_strict;
+  const char *user, *group;
+  bool require_sentinel;
+};
+
+/* getopt_long values of the shared options: above either command line's
+ * own, so that each can hand them to confine_option. */
+enum confine_option {
+  COPT_STDIN = 512,
+  COPT_FD,
+  COPT_INPUT_WAIT,
+  COPT_LIMIT,
+  COPT_SANDBOX_WRITE,
+  COPT_SANDBOX_READ,
+  COPT_NO_NETWORK,
+  COPT_SANDBOX_TMP,
+  COPT_SANDBOX_STRICT,
+  COPT_USER,
+  COPT_GROUP,
+  COPT_REQUIRE_SENTINEL,
+};
+
+/* Their entries in a struct option table (needs <getopt.h>). */
+#define CONFINE_LONGOPTS                                                   \
+  {"stdin", required_argument, NULL, COPT_STDIN},                          \
+  {"fd", required_argument, NULL, COPT_FD},                                \
+  {"input-wait-timeout", required_argument, NULL, COPT_INPUT_WAIT},        \
+  {"limit", required_argument, NULL, COPT_LIMIT},                          \
+  {"sandbox-write", required_argument, NULL, COPT_SANDBOX_WRITE},          \
+  {"sandbox-read", required_argument, NULL, COPT_SANDBOX_READ},            \
+  {"no-network", no_argument, NULL, COPT_NO_NETWORK},                      \
+  {"sandbox-tmp", no_argument, NULL, COPT_SANDBOX_TMP},                    \
+  {"sandbox-strict", no_argument, NULL, COPT_SANDBOX_STRICT},              \
+  {"user", required_argument, NULL, COPT_USER},                            \
+  {"group", required_argument, NULL, COPT_GROUP},                          \
+  {"require-sentinel", no_argument, NULL, COPT_REQUIRE_SENTINEL}
 
 struct options {
   uint64_t idle_timeout_ms;
@@ -79,12 +143,26 @@ struct options {
   bool signal_zero;
   double timeout_seconds;    /* DURATION; 0: none */
   double kill_after_seconds; /* -k; 0: no SIGKILL */
+  bool max_output_none;      /* --max-output=none: every byte kept */
+  struct confine_options confine;
   char **argv; /* the command, NULL-terminated */
 };
 
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void parse_options(int argc, char **argv, struct options *o);
 void parse_timeout_options(int argc, char **argv, struct options *o);
+void confine_defaults(struct confine_options *c);
+void confine_release(struct confine_options *c);
+/* One shared option (c is its enum confine_option value). */
+void confine_option(int c, const char *arg, struct confine_options *o);
+/* "fd:N" for --stdout, --stderr and --stdin: N, or -1 when arg is not of
+ * that form; a descriptor that is not open is a usage error naming option. */
+int fd_mode(const char *arg, const char *option);
+/* The spec's value for a routing mode: "pipe" or {"fd": N}. */
+void append_routing(struct strbuf *sb, const char *mode);
+/* The spec's keys for the shared options, each after ", ". */
+void append_confine_spec(struct strbuf *sb, const struct options *o);
+
 /* GNU's quote(): 'x' in the C locale, ‘x’ in a UTF-8 one. Static storage,
  * two at a time. */
 const char *gnu_quote(const char *s);
@@ -105,19 +183,6 @@ bool parse_gnu_duration(const char *s, double *out);
 enum parse_result seconds_to_ms(double seconds, uint64_t *out_ms);
 enum parse_result parse_bytes(const char *s, uint64_t *out);
 void format_duration(char *out, size_t size, uint64_t ms);
-
-/* ---- Text (strbuf.c) ----------------------------------------------------- */
-
-struct strbuf {
-  char *data;
-  size_t len, cap;
-};
-
-_Noreturn void die_oom(void);
-void sb_append(struct strbuf *sb, const char *s, size_t n);
-void sb_puts(struct strbuf *sb, const char *s);
-void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_json_string(struct strbuf *sb, const char *s);
 
 /* ---- Signals (signals.c) ------------------------------------------------- */
 

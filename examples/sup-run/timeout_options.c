@@ -43,6 +43,7 @@ static const struct option timeout_longopts[] = {
     {"contain", required_argument, NULL, TOPT_CONTAIN},
     {"json", required_argument, NULL, TOPT_JSON},
     {"max-output", required_argument, NULL, TOPT_MAX_OUTPUT},
+    CONFINE_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
 /* The first GNU_OPTIONS entries are GNU timeout's own. */
@@ -103,7 +104,18 @@ static void print_timeout_help(void)
 "                   process group; 'cgroup' everything it started, in a\n"
 "                   cgroup v2 of its own; 'auto' cgroup where possible\n"
 "      --json=FILE  when done, write sup's result as JSON to FILE\n"
-"      --max-output=BYTES  bytes of each stream kept in FILE (default 16M)\n"
+"      --max-output=BYTES  bytes of each stream kept in FILE (default 16M;\n"
+"                   'none': every byte)\n"
+"      --input-wait-timeout=DURATION  also end COMMAND (status 124) once it\n"
+"                   has waited DURATION for input nobody gives it\n"
+"      --stdin=MODE  COMMAND's stdin: 'inherit' (default), 'null' or 'fd:N'\n"
+"      --fd=CHILD=HOST  COMMAND's descriptor CHILD (>= 3) is HOST (repeatable)\n"
+"      --limit=KEY=VALUE[,...]  memory=SIZE, cpu=SECONDS, processes=N,\n"
+"                   file=SIZE, open-files=N, core=0 (SIZE with K, M, G)\n"
+"      --sandbox-write=DIR, --sandbox-read=DIR (repeatable), --sandbox-tmp,\n"
+"      --no-network, --sandbox-strict  confine COMMAND (see sup-run --help)\n"
+"      --user=NAME|UID, --group=NAME|GID  run COMMAND as that user, group\n"
+"      --require-sentinel  fail unless COMMAND's whole tree dies with sup\n"
 "\n"
 "DURATION is a floating point number with an optional suffix:\n"
 "'s' for seconds (the default), 'm' for minutes, 'h' for hours or 'd' for days.\n"
@@ -221,7 +233,11 @@ void parse_timeout_options(int argc, char **argv, struct options *o)
                         .stderr_mode = "inherit",
                         .quiet = true,
                         .keep_ignored_signals = true};
-  char **args = spell_out_gnu_abbreviations(argc, argv);
+  confine_defaults(&o->confine);
+  /* Static: o->argv points into it for the life of the program, and a
+   * leak checker must see it held rather than lost. */
+  static char **args;
+  args = spell_out_gnu_abbreviations(argc, argv);
   int c;
   while ((c = getopt_long(argc, args, "+k:s:v", timeout_longopts, NULL)) != -1) {
     switch (c) {
@@ -275,8 +291,23 @@ void parse_timeout_options(int argc, char **argv, struct options *o)
       o->json_path = optarg;
       break;
     case TOPT_MAX_OUTPUT:
-      if (parse_bytes(optarg, &o->max_output_bytes) != PARSE_OK)
+      o->max_output_none = strcmp(optarg, "none") == 0;
+      if (!o->max_output_none && parse_bytes(optarg, &o->max_output_bytes) != PARSE_OK)
         usage_error("--max-output: invalid byte count '%s'", optarg);
+      break;
+    case COPT_STDIN:
+    case COPT_FD:
+    case COPT_INPUT_WAIT:
+    case COPT_LIMIT:
+    case COPT_SANDBOX_WRITE:
+    case COPT_SANDBOX_READ:
+    case COPT_NO_NETWORK:
+    case COPT_SANDBOX_TMP:
+    case COPT_SANDBOX_STRICT:
+    case COPT_USER:
+    case COPT_GROUP:
+    case COPT_REQUIRE_SENTINEL:
+      confine_option(c, optarg, &o->confine);
       break;
     default:
       /* getopt has said what was wrong, in GNU's words. */

@@ -46,12 +46,12 @@ for _sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
 SILENT_LOOP = "while :; do sleep 0.05; done"
 
 
-def run(*args, input=None, timeout=20, env=None, stdin=subprocess.DEVNULL):
+def run(*args, input=None, timeout=20, env=None, stdin=subprocess.DEVNULL, pass_fds=()):
     """Runs sup-run to completion; the result has .elapsed in seconds."""
     start = time.monotonic()
     cp = subprocess.run([SUP_RUN, *args], input=input,
                         stdin=None if input is not None else stdin,
-                        capture_output=True, timeout=timeout, env=env)
+                        capture_output=True, timeout=timeout, env=env, pass_fds=pass_fds)
     cp.elapsed = time.monotonic() - start
     return cp
 
@@ -1258,6 +1258,269 @@ class FirstOutputTimeout(TempDirTest):
     def test_output_in_time(self):
         r = run("--first-output-timeout=5s", "--", "sh", "-c", "echo hi; sleep 0.3; echo bye")
         self.assertEqual((r.returncode, r.stdout), (0, b"hi\nbye\n"), r.stderr)
+
+
+class Descriptors(TempDirTest):
+    """--stdin, --stdout and --stderr fd:N, --fd CHILD=HOST."""
+
+    def open_file(self, name, flags=os.O_RDWR | os.O_CREAT, data=None):
+        fd = os.open(self.path(name), flags, 0o644)
+        self.addCleanup(os.close, fd)
+        if data is not None:
+            os.write(fd, data)
+            os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def test_stdout_and_stderr_to_a_descriptor(self):
+        out = self.open_file("out")
+        err = self.open_file("err")
+        r = run(f"--stdout=fd:{out}", "--stderr", f"fd:{err}", "--json", self.path("r.json"),
+                "--", "sh", "-c", "echo to-out; echo to-err >&2", pass_fds=(out, err))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        with open(self.path("out"), "rb") as f:
+            self.assertEqual(f.read(), b"to-out\n")
+        with open(self.path("err"), "rb") as f:
+            self.assertEqual(f.read(), b"to-err\n")
+        result = self.read_json("r.json")
+        self.assertEqual((result["stdout"]["routed"], result["stderr"]["routed"]), ("fd", "fd"))
+
+    def test_stdin_from_a_descriptor_and_null(self):
+        src = self.open_file("in", data=b"from the file\n")
+        r = run(f"--stdin=fd:{src}", "--", "cat", input=b"not this\n", pass_fds=(src,))
+        self.assertEqual((r.returncode, r.stdout), (0, b"from the file\n"), r.stderr)
+        os.lseek(src, 0, os.SEEK_SET)
+        r = run(f"--stdin=fd:00{src}", "--", "cat", pass_fds=(src,))
+        self.assertEqual((r.returncode, r.stdout), (0, b"from the file\n"), r.stderr)
+        r = run("--stdin=null", "--", "cat", input=b"not this\n")
+        self.assertEqual((r.returncode, r.stdout), (0, b""), r.stderr)
+        r = run("--stdin=inherit", "--", "cat", input=b"this\n")
+        self.assertEqual((r.returncode, r.stdout), (0, b"this\n"), r.stderr)
+
+    def test_fd_passes_a_descriptor(self):
+        target = self.open_file("three")
+        r = run("--fd", f"3={target}", "--fd=5=1", "--",
+                "sh", "-c", "echo via-three >&3; echo via-five >&5",
+                pass_fds=(target,))
+        self.assertEqual((r.returncode, r.stdout), (0, b"via-five\n"), r.stderr)
+        with open(self.path("three"), "rb") as f:
+            self.assertEqual(f.read(), b"via-three\n")
+        # Only the descriptors given reach the command.
+        r = run("--", "sh", "-c", "echo x >&3", pass_fds=(target,))
+        self.assertNotEqual(r.returncode, 0)
+
+    def test_bad_descriptors_exit_125_naming_the_option(self):
+        marker = self.path("ran")
+        cases = [
+            (["--stdin=pipe"], b"--stdin"), (["--stdin=fd:"], b"--stdin"),
+            (["--stdin=fd:x"], b"--stdin"), (["--stdin=fd:-1"], b"--stdin"),
+            (["--stdin=fd:999"], b"--stdin: descriptor 999 is not open"),
+            (["--stdout=fd:999"], b"--stdout: descriptor 999 is not open"),
+            (["--stderr=fd:1x"], b"--stderr"),
+            (["--fd=3"], b"--fd"), (["--fd=x=1"], b"--fd"), (["--fd=3=1=2"], b"--fd"),
+            (["--fd=2=1"], b"--fd: child descriptor 2"),
+            (["--fd=3=999"], b"--fd: descriptor 999 is not open"),
+            (["--fd=3=1", "--fd=3=2"], b"--fd: child descriptor 3 given twice"),
+            (["--pty", "--stdin=null"], b"--stdin"),
+        ]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                r = run(*args, "--", "touch", marker)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn(needle, r.stderr)
+                self.assertFalse(os.path.exists(marker), "the command must not run")
+
+
+class InputWait(TempDirTest):
+    def test_a_reader_nobody_feeds_exits_124_with_a_summary(self):
+        # sup-run's stdin is a pipe this test holds open and never writes.
+        reader, writer = os.pipe()
+        self.addCleanup(os.close, writer)
+        try:
+            r = run("--input-wait-timeout=300ms", "--grace=200ms", "--json", self.path("r.json"),
+                    "--", "sh", "-c", "read x", stdin=reader)
+        finally:
+            os.close(reader)
+        self.assertEqual(r.returncode, 124, r.stderr)
+        self.assertGreaterEqual(r.elapsed, 0.3)
+        self.assertLess(r.elapsed, 10)
+        self.assertIn(b"sup-run: input wait timeout: waiting for input for 300ms; sent SIGTERM",
+                      r.stderr)
+        result = self.read_json("r.json")
+        self.assertEqual((result["outcome"], result["phase"]), ("idle_timeout", "input"))
+        self.assertIs(result["waiting_for_input"], True)
+
+    def test_a_command_that_is_fed_or_busy_runs_on(self):
+        r = run("--input-wait-timeout=200ms", "--", "sh", "-c", "sleep 0.6; read x; echo $x",
+                input=b"fed\n")
+        self.assertEqual((r.returncode, r.stdout), (0, b"fed\n"), r.stderr)
+
+    def test_bad_value(self):
+        r = run("--input-wait-timeout=soon", "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"--input-wait-timeout: invalid duration 'soon'", r.stderr)
+
+
+class MaxOutputNone(TempDirTest):
+    def test_none_keeps_every_byte(self):
+        # A later --max-output wins: "none" after 1K keeps all 8 KiB.
+        r = run("--max-output=1K", "--max-output", "none", "--json", self.path("r.json"),
+                "--", "head", "-c", "8192", "/dev/zero")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = self.read_json("r.json")["stdout"]
+        self.assertEqual((out["bytes"], out["truncated"], len(out["captured"])), (8192, False, 8192))
+        r = run("--max-output=1K", "--json", self.path("r.json"),
+                "--", "head", "-c", "8192", "/dev/zero")
+        self.assertTrue(self.read_json("r.json")["stdout"]["truncated"])
+
+
+class Limits(TempDirTest):
+    def test_cpu_limit_ends_a_spinner(self):
+        r = run("--limit", "cpu=1", "--json", self.path("r.json"),
+                "--", "sh", "-c", "while :; do :; done", timeout=60)
+        self.assertIn(r.returncode, (128 + signal.SIGXCPU, 128 + signal.SIGKILL), r.stderr)
+        result = self.read_json("r.json")
+        self.assertEqual(result["limit"], "cpu")
+        self.assertEqual(result["confined"]["cpu_seconds"]["value"], 1)
+        self.assertIn(b"sup-run: limit cpu: ", r.stderr)
+
+    def test_file_size_limit(self):
+        fd = os.open(self.path("big"), os.O_WRONLY | os.O_CREAT, 0o644)
+        self.addCleanup(os.close, fd)
+        r = run("--limit=file=1K", f"--stdout=fd:{fd}", "--json", self.path("r.json"),
+                "--", "head", "-c", "8192", "/dev/zero", pass_fds=(fd,))
+        self.assertEqual(r.returncode, 128 + signal.SIGXFSZ, r.stderr)
+        self.assertEqual(self.read_json("r.json")["limit"], "file_size")
+        self.assertEqual(os.path.getsize(self.path("big")), 1024)
+
+    def test_every_key_reaches_the_command(self):
+        r = run("--limit", "memory=1G,processes=256,open-files=64,core=0", "--limit=open-files=48",
+                "--json", self.path("r.json"), "--", "sh", "-c", "ulimit -n; ulimit -c; ulimit -d")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"48\n0\n1048576\n")
+        confined = self.read_json("r.json")["confined"]
+        self.assertEqual(confined["memory_bytes"]["value"], 1 << 30)
+        self.assertEqual(confined["open_files"]["value"], 48)
+        self.assertIn("processes", confined)
+        self.assertIn("core_dump", confined)
+
+    def test_bad_limits_exit_125_naming_the_key(self):
+        cases = {"": b"--limit", "cpu": b"--limit: 'cpu' has no value", "cpu=0": b"cpu: must be above 0",
+                 "cpu=1s": b"cpu: invalid value", "memory=1T": b"memory: invalid value",
+                 "memory=-1": b"memory: invalid value", "file=": b"file: invalid value",
+                 "core=1": b"core: invalid value", "stack=1M": b"unknown limit 'stack'",
+                 "processes=99999999999999999999": b"processes: invalid value"}
+        for value, needle in cases.items():
+            with self.subTest(value=value):
+                r = run("--limit", value, "--", "true")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn(needle, r.stderr)
+
+
+class Sandbox(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        os.mkdir(self.path("allowed"))
+        os.mkdir(self.path("other"))
+        r = run("--sandbox-write", self.path("allowed"), "--json", self.path("probe.json"),
+                "--", "true")
+        if r.returncode != 0:
+            self.skipTest(f"no sandbox here: {r.stderr!r}")
+        sandbox = self.read_json("probe.json")["confined"]["sandbox"]
+        if not sandbox["filesystem"]:
+            self.skipTest(f"no Landlock filesystem rules here: {sandbox}")
+
+    def test_write_outside_the_write_dirs_fails(self):
+        ok, no = self.path("allowed/ok"), self.path("other/no")
+        r = run("--sandbox-write", self.path("allowed"), "--",
+                "sh", "-c", f"echo a > {ok}; echo b > {no}")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertTrue(os.path.exists(ok), r.stderr)
+        self.assertFalse(os.path.exists(no))
+        # Relative to the current directory, as the caller sees it.
+        r = subprocess.run([os.path.abspath(SUP_RUN), "--sandbox-write=allowed", "--", "sh", "-c", "echo c > allowed/rel"],
+                           cwd=self.tmp, capture_output=True, stdin=subprocess.DEVNULL, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_read_only_what_is_listed(self):
+        for name in ("allowed/f", "other/g"):
+            with open(self.path(name), "w") as f:
+                f.write(name)
+        r = run("--sandbox-read=/usr", "--sandbox-read=/etc", "--sandbox-read", self.path("allowed"),
+                "--sandbox-write", self.path("allowed"), "--",
+                "sh", "-c", f"cat {self.path('allowed/f')}; cat {self.path('other/g')}")
+        self.assertEqual(r.stdout, b"allowed/f")
+        self.assertNotEqual(r.returncode, 0)
+
+    def test_tmp_and_strict(self):
+        r = run("--sandbox-write", self.path("allowed"), "--sandbox-tmp", "--sandbox-strict",
+                "--json", self.path("r.json"), "--", "sh", "-c", 'echo x > "$TMPDIR/f" && echo "$TMPDIR"')
+        if r.returncode == 125:
+            self.assertIn(b"sandbox.strict", r.stderr)
+            return
+        self.assertEqual(r.returncode, 0, r.stderr)
+        tmp = r.stdout.decode().strip()
+        self.assertEqual(self.read_json("r.json")["confined"]["sandbox"]["tmp"], tmp)
+        self.assertFalse(os.path.exists(tmp), "the private directory is removed")
+
+    def test_no_network_alone_keeps_the_filesystem(self):
+        probe = ("import socket, sys\n"
+                 "socket.socket(socket.AF_UNIX).close()\n"
+                 "open(sys.argv[1], 'w').close()\n"
+                 "socket.socket(socket.AF_INET)\n")
+        r = run("--no-network", "--", "python3", "-c", probe, self.path("other/written"))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(b"PermissionError", r.stderr)
+        self.assertTrue(os.path.exists(self.path("other/written")))
+
+    def test_bad_paths_exit_125(self):
+        for args, needle in ((["--sandbox-write", self.path("missing")], b"--sandbox-write: "),
+                             (["--sandbox-write="], b"--sandbox-write: empty path"),
+                             (["--sandbox-read", self.path("missing")], b"--sandbox-read: ")):
+            with self.subTest(args=args):
+                r = run(*args, "--", "true")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn(needle, r.stderr)
+
+
+class UserAndSentinel(TempDirTest):
+    def test_user_and_group(self):
+        r = run("--user", "nobody", "--group=65534", "--", "sh", "-c", "id -u; id -g")
+        if os.geteuid() != 0:
+            self.assertEqual(r.returncode, 125)
+            self.assertIn(b"user", r.stderr)
+            return
+        self.assertEqual((r.returncode, r.stdout), (0, b"65534\n65534\n"), r.stderr)
+        r = run("--user=00", "--", "id", "-u")
+        self.assertEqual((r.returncode, r.stdout), (0, b"0\n"), r.stderr)
+
+    def test_unknown_user_or_group_exits_125(self):
+        for args, needle in ((["--user=no-such-user-sup"], b"user"),
+                             (["--group=no-such-group-sup"], b"group"),
+                             (["--user=4294967295"], b"user"),
+                             (["--user="], b"--user: empty name")):
+            with self.subTest(args=args):
+                r = run(*args, "--", "true")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn(needle, r.stderr)
+
+    def test_require_sentinel(self):
+        r = run("--require-sentinel", "--json", self.path("r.json"), "--", "true")
+        if r.returncode == 125:
+            self.assertIn(b"require_sentinel", r.stderr)
+        else:
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.read_json("r.json")["host_death"], "tree")
+
+
+class NewOptionsHelp(unittest.TestCase):
+    def test_help_names_them(self):
+        text = run("--help").stdout.decode()
+        for needle in ("--stdin=MODE", "'fd:N'", "--fd=CHILD=HOST", "--input-wait-timeout=DURATION",
+                       "'none'", "--limit=KEY=VALUE", "memory=SIZE", "cpu=SECONDS", "processes=N",
+                       "file=SIZE", "open-files=N", "core=0", "--sandbox-write=DIR",
+                       "--sandbox-read=DIR", "--no-network", "--sandbox-tmp", "--sandbox-strict",
+                       "--user=NAME|UID", "--group=NAME|GID", "--require-sentinel"):
+            self.assertIn(needle, text)
 
 
 if __name__ == "__main__":

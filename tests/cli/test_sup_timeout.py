@@ -489,5 +489,56 @@ class Compare(unittest.TestCase):
                 self.fail("the command's leftover still runs")
 
 
+class SupOnlyOptions(unittest.TestCase):
+    """sup's long options that GNU timeout has no counterpart for."""
+
+    def test_input_wait_timeout(self):
+        # stdin is a pipe this test holds open and never writes.
+        reader, writer = os.pipe()
+        try:
+            start = time.monotonic()
+            cp = subprocess.run([SUP_TIMEOUT, "--input-wait-timeout=0.3", "-k", "1", "20",
+                                 "sh", "-c", "read x"], stdin=reader, capture_output=True,
+                                timeout=30, env=ENV)
+            elapsed = time.monotonic() - start
+        finally:
+            os.close(reader)
+            os.close(writer)
+        self.assertEqual(cp.returncode, 124, cp.stderr)
+        self.assertLess(elapsed, 10)
+
+    def test_fd_stdin_and_max_output_none(self):
+        with tempfile.TemporaryDirectory() as d:
+            fd = os.open(os.path.join(d, "three"), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                path = os.path.join(d, "r.json")
+                cp = subprocess.run([SUP_TIMEOUT, f"--fd=3={fd}", "--stdin=null", "--max-output=none",
+                                     "--json", path, "10", "sh", "-c", "cat; echo three >&3"],
+                                    input=b"not read\n", capture_output=True, timeout=30, env=ENV,
+                                    pass_fds=(fd,))
+            finally:
+                os.close(fd)
+            self.assertEqual((cp.returncode, cp.stdout), (0, b""), cp.stderr)
+            with open(os.path.join(d, "three"), "rb") as f:
+                self.assertEqual(f.read(), b"three\n")
+
+    def test_limit_and_bad_values(self):
+        sup = run(SUP_TIMEOUT, ["--limit=open-files=40,core=0", "10", "sh", "-c", "ulimit -n"])
+        self.assertEqual((sup.status, sup.out), (0, b"40\n"))
+        for args, needle in ((["--limit=cpu=x"], b"--limit"), (["--fd=1=1"], b"--fd"),
+                             (["--input-wait-timeout=x"], b"--input-wait-timeout"),
+                             (["--sandbox-write=/no/such/dir"], b"--sandbox-write")):
+            with self.subTest(args=args):
+                sup = run(SUP_TIMEOUT, [*args, "10", "true"])
+                self.assertEqual(sup.status, 125, sup.err)
+                self.assertIn(needle, sup.err)
+
+    def test_help_names_them(self):
+        out = run(SUP_TIMEOUT, ["--help"]).out
+        for needle in (b"--input-wait-timeout", b"--stdin", b"--fd", b"--limit", b"--sandbox-write",
+                       b"--no-network", b"--user", b"--group", b"--require-sentinel", b"'none'"):
+            self.assertIn(needle, out)
+
+
 if __name__ == "__main__":
     unittest.main()
