@@ -3,7 +3,8 @@
 # Node's own libuv: no -luv, the executable exports uv_*, and the headers are
 # Node's (include/node/uv.h, first on the include path). cJSON is the
 # system's. sup-sentinel is built beside sup.node, where libsup looks for it
-# first (it finds its own file with dladdr).
+# first (it finds its own file with dladdr); its work is the library's
+# sentinel_run.cpp, as in lib/meson.build.
 {
   "targets": [
     {
@@ -24,8 +25,11 @@
     {
       "target_name": "sup-sentinel",
       "type": "executable",
-      "sources": ["vendor/lib/sup-sentinel.c"],
-      "cflags_c": ["-std=gnu11"]
+      "sources": ["vendor/lib/sup-sentinel.c", "vendor/lib/sentinel_run.cpp"],
+      "include_dirs": ["vendor/lib"],
+      "cflags_c": ["-std=gnu11"],
+      "cflags_cc": ["-std=gnu++17"],
+      "cflags_cc!": ["-std=gnu++14", "-std=gnu++1y", "-std=gnu++20"]
     }
   ]
 }

@@ -1,12 +1,88 @@
 // Types of the sup package (hand-written; checked with tsc --strict).
 /// <reference types="node" />
-import { Readable, Writable } from 'node:stream';
+import { Readable, Stream, Writable } from 'node:stream';
 
 /** Where a child's stdout or stderr goes. 'pipe': sup keeps it (and, with
  * spawn, it is `subprocess.stdout`); 'tee': the same, and every byte is also
  * copied to this process's own descriptor; 'inherit': this process's
  * descriptor itself, not read by sup; 'ignore': /dev/null. */
-export type OutputRoute = 'pipe' | 'tee' | 'inherit' | 'ignore';
+export type OutputRoute = 'pipe' | 'tee' | 'inherit' | 'ignore' | StdioFd;
+
+/** A descriptor of this process the child gets a copy of, as its stdin,
+ * stdout or stderr (not read by sup): a number, or a stream with one (an
+ * fs.WriteStream or fs.ReadStream after its 'open' event, process.stdout,
+ * `{ fd: 3 }`), as child_process's stdio takes them. A stream without a
+ * numeric fd is a TypeError. */
+export type StdioFd = number | Stream | { readonly fd: number | null | undefined };
+
+/** Resource limits the child sets on itself before exec (rlimits, soft ==
+ * hard), or its cgroup's where contain is 'cgroup' and the controller is
+ * there (memoryBytes, processes: then for the whole tree). Unset: the
+ * host's own. See `confined` in the result for what applied. */
+export interface Limits {
+  /** RLIMIT_DATA (a process's data), or the cgroup's memory.max. */
+  memoryBytes?: number;
+  /** RLIMIT_CPU: SIGXCPU, then SIGKILL a second later (limit 'cpu'). */
+  cpuSeconds?: number;
+  /** RLIMIT_NPROC (the user's processes; not for root), or pids.max. */
+  processes?: number;
+  /** RLIMIT_FSIZE: a larger write gets SIGXFSZ (limit 'file_size'). */
+  fileBytes?: number;
+  /** RLIMIT_NOFILE. */
+  openFiles?: number;
+  /** false: RLIMIT_CORE 0. */
+  coreDump?: boolean;
+}
+
+/** A Landlock ruleset (and, with network: false, a seccomp filter) the
+ * child applies on itself. Best effort unless strict; `confined.sandbox`
+ * in the result says what the kernel enforced. */
+export interface Sandbox {
+  /** The only writable paths (besides /dev/null, /dev/tty, the pty). */
+  write?: readonly (string | URL)[];
+  /** The only readable paths; null or unset: everything. */
+  read?: readonly (string | URL)[] | null;
+  /** The only executable paths; null or unset: everything. */
+  exec?: readonly (string | URL)[] | null;
+  /** false: no sockets but AF_UNIX, no TCP bind or connect. Default true. */
+  network?: boolean;
+  /** true: fail (ENOTSUP) rather than run with a rule the kernel cannot enforce. */
+  strict?: boolean;
+  /** true: a private, writable TMPDIR, removed with everything in it at the end. */
+  tmp?: boolean;
+}
+
+/** What sup applied, one entry per limit given (keys as in Limits), plus
+ * `sandbox` and `user` (sup's result "confined", keys in camelCase). */
+export interface Confined {
+  memoryBytes?: ConfinedLimit;
+  cpuSeconds?: ConfinedLimit;
+  processes?: ConfinedLimit;
+  fileBytes?: ConfinedLimit;
+  openFiles?: ConfinedLimit;
+  coreDump?: ConfinedLimit;
+  sandbox?: {
+    /** The kernel's Landlock ABI; 0: none. */
+    landlockAbi: number;
+    filesystem: boolean;
+    /** null when the network was allowed. */
+    network: boolean | null;
+    landlockTcp: boolean;
+    noNewPrivs: boolean;
+    /** What the kernel could not enforce. */
+    notEnforced: string[];
+    /** The private directory (sandbox.tmp). */
+    tmp?: string;
+  };
+  user?: { uid: number | null; gid: number | null; groups: number[] | null };
+}
+export interface ConfinedLimit {
+  value: number | boolean;
+  /** null: not applied (see reason). */
+  mechanism: 'rlimit' | 'cgroup' | null;
+  scope?: 'process' | 'user' | 'tree';
+  reason?: string;
+}
 
 /** What ended the child, decided once: aborted > idle_timeout / max_runtime
  * > interrupted > signaled > exited. */
@@ -24,9 +100,9 @@ export interface Options<E extends Encoding = 'utf8'> {
   extendEnv?: boolean;
   /** Written to the child's stdin, which is then closed. */
   input?: string | Uint8Array | Readable;
-  /** 'pipe' (spawn's default: `subprocess.stdin`), 'inherit', or 'ignore'
-   * (run's default). */
-  stdin?: 'pipe' | 'inherit' | 'ignore';
+  /** 'pipe' (spawn's default: `subprocess.stdin`), 'inherit', 'ignore'
+   * (run's default), or a descriptor the child reads itself. */
+  stdin?: 'pipe' | 'inherit' | 'ignore' | StdioFd;
   stdout?: OutputRoute;
   stderr?: OutputRoute;
   /** stderr into stdout's pipe, in the order written (not execa's `all`,
@@ -38,6 +114,9 @@ export interface Options<E extends Encoding = 'utf8'> {
   firstOutputTimeout?: number;
   /** End the child this many ms after it was spawned (its max runtime). */
   timeout?: number;
+  /** End the child (outcome 'idle_timeout', phase 'input') once it has
+   * waited this many ms for input it cannot get (see inputWanted()). */
+  inputWaitTimeout?: number;
   /** Between killSignal and SIGKILL, in ms (execa's forceKillAfterDelay).
    * Default 5000. */
   grace?: number;
@@ -49,7 +128,8 @@ export interface Options<E extends Encoding = 'utf8'> {
   /** Aborting it interrupts the child (killSignal), then SIGKILL after the grace. */
   signal?: AbortSignal;
   /** Bytes kept per stream: past it, the first and the newest halves
-   * (default 16 MiB). Not execa's maxBuffer: the run does not fail. */
+   * (default 16 MiB). Not execa's maxBuffer: the run does not fail.
+   * Infinity keeps every byte (memory grows with the output). */
   maxOutput?: number;
   /** What is ended with the child: its process group ('group', default), a
    * cgroup of its own ('cgroup': every process it ever started), or 'auto'. */
@@ -58,6 +138,24 @@ export interface Options<E extends Encoding = 'utf8'> {
   cgroupParent?: string;
   /** Make the child the foreground job of this process's terminal. */
   ttyForeground?: boolean;
+  /** Resource limits (see Limits). */
+  limits?: Limits;
+  /** Filesystem and network confinement (see Sandbox). */
+  sandbox?: Sandbox;
+  /** A user name or uid the child runs as, with its groups (needs root). */
+  user?: string | number;
+  /** A group name or gid the child runs as. */
+  group?: string | number;
+  /** Exactly the child's supplementary groups. */
+  groups?: readonly (string | number)[];
+  /** true: signals this process ignores stay ignored in the child (as a
+   * shell passes them on), except resetSignals. Default false. */
+  keepIgnoredSignals?: boolean;
+  /** Signals at their default in the child even with keepIgnoredSignals. */
+  resetSignals?: readonly SignalLike[];
+  /** true: fail (ENOTSUP) where no sentinel would end the child's tree
+   * should this process die. Default false. */
+  requireSentinel?: boolean;
   /** The child on a pseudo-terminal of its own (stdin, stdout and stderr). */
   pty?: boolean | { rows?: number; cols?: number };
   /** 'buffer': stdout and stderr of the result are Buffers. Default 'utf8'. */
@@ -67,6 +165,11 @@ export interface Options<E extends Encoding = 'utf8'> {
   /** Drop one final newline from stdout and stderr (execa's default: true). */
   stripFinalNewline?: boolean;
 }
+
+/** Which silence limit ended an 'idle_timeout' child. */
+export type Phase = 'first_output' | 'idle' | 'input';
+/** The limit that ended the child (its outcome is unchanged). */
+export type LimitHit = 'memory' | 'processes' | 'cpu' | 'file_size';
 
 export type Encoding = 'buffer' | Exclude<BufferEncoding, 'buffer'>;
 type Output<E extends Encoding> = E extends 'buffer' ? Buffer : string;
@@ -82,7 +185,7 @@ export interface Result<E extends Encoding = 'utf8'> {
   /** undefined only for a run that never started. */
   outcome: Outcome | undefined;
   /** For 'idle_timeout': which silence limit fired. */
-  phase: 'first_output' | 'idle' | undefined;
+  phase: Phase | undefined;
   /** An idleTimeout, firstOutputTimeout or timeout ended the child. */
   timedOut: boolean;
   /** The `signal` option's AbortSignal ended the child. */
@@ -100,6 +203,17 @@ export interface Result<E extends Encoding = 'utf8'> {
   stderrOmittedBytes: number;
   /** From the spawn to the final result. */
   durationMs: number;
+  /** Whether the child was waiting for input at its end; null when nobody
+   * asked (inputWaitTimeout, inputWanted()) or sup could not see. */
+  waitingForInput: boolean | null;
+  /** What limits, sandbox and user applied; null without them. */
+  confined: Confined | null;
+  /** The limit that ended the child, else null. */
+  limit: LimitHit | null;
+  /** What would have ended with this process had it died: 'tree' (the
+   * sentinel's work) or 'main_process'. undefined for a run that never
+   * started. */
+  hostDeath: 'tree' | 'main_process' | undefined;
   /** sup's result JSON (include/sup.h, sup_result), parsed when first read;
    * null for a run that never started. */
   readonly raw: Record<string, unknown> | null;
@@ -111,7 +225,7 @@ export class SupError<E extends Encoding = 'utf8'> extends Error implements Resu
   exitCode: number | undefined;
   signal: string | undefined;
   outcome: Outcome | undefined;
-  phase: 'first_output' | 'idle' | undefined;
+  phase: Phase | undefined;
   timedOut: boolean;
   isCanceled: boolean;
   isTerminated: boolean;
@@ -122,6 +236,10 @@ export class SupError<E extends Encoding = 'utf8'> extends Error implements Resu
   stdoutOmittedBytes: number;
   stderrOmittedBytes: number;
   durationMs: number;
+  waitingForInput: boolean | null;
+  confined: Confined | null;
+  limit: LimitHit | null;
+  hostDeath: 'tree' | 'main_process' | undefined;
   readonly raw: Record<string, unknown> | null;
   /** The first line of the message, without the output. */
   shortMessage: string;
@@ -162,6 +280,14 @@ export class Subprocess<E extends Encoding = 'utf8'> {
   /** With a signal: send it to the child's process group (child_process's
    * kill). Without: interrupt() (execa's kill). False when it had ended. */
   kill(signal?: SignalLike): boolean;
+  /** The child's max runtime as if it came now: ended as `timeout` would
+   * end it (outcome 'max_runtime'). False when it had ended. */
+  expire(): boolean;
+  /** Whether the child is waiting for input it cannot get (a process of
+   * its tree asleep reading its stdin, or stopped by SIGTTIN); null when
+   * sup may not look; false after the end. Blocks up to ~40 ms the first
+   * time it sees a reader. */
+  inputWanted(): boolean | null;
   /** The pty's size; throws without pty or after the end. */
   resize(rows: number, cols: number): void;
 }

@@ -40,7 +40,9 @@ const EPIPE = -32;
 const ESRCH = -3;
 const ENOTSUP = -95;
 const OUTCOMES = [undefined, 'exited', 'signaled', 'idle_timeout', 'max_runtime', 'interrupted', 'aborted'];
-const PHASES = [undefined, 'first_output', 'idle'];
+const PHASES = [undefined, 'first_output', 'idle', 'input'];
+const HOST_DEATH = [undefined, 'tree', 'main_process'];
+const EPERM = -1;
 const PARTS = [undefined, 'spec', 'exec', 'cwd', 'system'];
 const STDOUT = 1;
 const STDERR = 2;
@@ -88,6 +90,50 @@ const check = {
       return v;
     };
   },
+  // maxOutput: Infinity keeps every byte (the spec's null).
+  bytesOrInfinity(key, v) {
+    if (v === Infinity) return null;
+    if (!Number.isSafeInteger(v) || v < 0) throw typeError(key, `must be a non-negative integer number of bytes or Infinity, not ${String(v)}`);
+    return v;
+  },
+  positive(key, v) {
+    if (!Number.isSafeInteger(v) || v < 1) throw typeError(key, `must be a positive integer, not ${String(v)}`);
+    return v;
+  },
+  // A user or group: a name or a numeric id.
+  id(key, v) {
+    if (typeof v === 'string' && v !== '') return v;
+    if (Number.isSafeInteger(v) && v >= 0) return v;
+    throw typeError(key, `must be a name or a non-negative integer id, not ${String(v)}`);
+  },
+  ids(key, v) {
+    if (!Array.isArray(v)) throw typeError(key, 'must be an array of group names or ids');
+    return v.map((x, i) => check.id(`${key}[${i}]`, x));
+  },
+  signals(key, v) {
+    if (!Array.isArray(v)) throw typeError(key, 'must be an array of signal names or numbers');
+    return v.map((x, i) => check.signal(`${key}[${i}]`, x));
+  },
+  // An object whose keys are the JS names of the spec's keys: [JS, spec, check].
+  object(fields) {
+    return (key, v) => {
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw typeError(key, 'must be an object');
+      const out = {};
+      for (const k of Object.keys(v)) {
+        const f = fields.find((x) => x[0] === k);
+        if (!f) throw typeError(`${key}.${k}`, `unknown key (${fields.map((x) => x[0]).join(', ')})`);
+        if (v[k] !== undefined) out[f[1]] = f[2](`${key}.${k}`, v[k]);
+      }
+      return out;
+    };
+  },
+  paths(key, v) {
+    if (!Array.isArray(v)) throw typeError(key, 'must be an array of paths');
+    return v.map((x, i) => (x instanceof URL ? fileURLToPath(x) : check.string(`${key}[${i}]`, x)));
+  },
+  pathsOrNull(key, v) {
+    return v === null ? null : check.paths(key, v);
+  },
   signal(key, v) {
     if ((typeof v !== 'string' && typeof v !== 'number') || native.signalParse(String(v)) < 0) {
       throw typeError(key, `must be a signal name ('SIGTERM', 'INT') or number, not ${String(v)}`);
@@ -105,10 +151,33 @@ const SIMPLE_OPTIONS = [
   ['grace', 'grace_ms', check.ms],
   ['killSignal', 'interrupt_signal', check.signal],
   ['onTimeout', 'on_timeout', check.oneOf('interrupt', 'kill')],
-  ['maxOutput', 'max_output_bytes', check.bytes],
+  ['maxOutput', 'max_output_bytes', check.bytesOrInfinity],
+  ['inputWaitTimeout', 'input_wait_timeout_ms', check.ms],
   ['contain', 'contain', check.oneOf('group', 'cgroup', 'auto')],
   ['cgroupParent', 'cgroup_parent', check.string],
   ['ttyForeground', 'tty_foreground', check.bool],
+  ['keepIgnoredSignals', 'keep_ignored_signals', check.bool],
+  ['resetSignals', 'reset_signals', check.signals],
+  ['requireSentinel', 'require_sentinel', check.bool],
+  ['limits', 'limits', check.object([
+    ['memoryBytes', 'memory_bytes', check.positive],
+    ['cpuSeconds', 'cpu_seconds', check.positive],
+    ['processes', 'processes', check.positive],
+    ['fileBytes', 'file_bytes', check.positive],
+    ['openFiles', 'open_files', check.positive],
+    ['coreDump', 'core_dump', check.bool],
+  ])],
+  ['sandbox', 'sandbox', check.object([
+    ['write', 'write', check.paths],
+    ['read', 'read', check.pathsOrNull],
+    ['exec', 'exec', check.pathsOrNull],
+    ['network', 'network', check.bool],
+    ['strict', 'strict', check.bool],
+    ['tmp', 'tmp', check.bool],
+  ])],
+  ['user', 'user', check.id],
+  ['group', 'group', check.id],
+  ['groups', 'groups', check.ids],
 ];
 // Options this shim reads itself.
 const SHIM_OPTIONS = ['cwd', 'env', 'extendEnv', 'input', 'stdin', 'stdout', 'stderr', 'merge', 'pty',
@@ -120,6 +189,20 @@ const ROUTES = { pipe: 'pipe', tee: 'tee', inherit: 'inherit', ignore: 'null' };
 const BACKPRESSURE_BYTES = 256 * 1024;
 // Up to this many kept bytes, the result's JSON text is taken at once.
 const RAW_EAGER_BYTES = 256 * 1024;
+
+// A descriptor for stdin, stdout or stderr: a number, or a stream (or any
+// object) with a numeric fd, as child_process's stdio takes them; the child
+// gets a copy of it ({"fd": N}). undefined when v is none of those.
+function stdioFd(key, v) {
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) throw typeError(key, `must be a file descriptor (a non-negative integer), not ${String(v)}`);
+    return v;
+  }
+  if (v === null || typeof v !== 'object' || !('fd' in v)) return undefined;
+  if (typeof v.fd === 'number' && Number.isInteger(v.fd) && v.fd >= 0) return v.fd;
+  if (v.fd === null || v.fd === undefined) throw typeError(key, 'the stream has no file descriptor yet (pass it after its \'open\' event)');
+  throw typeError(key, `fd must be a non-negative integer, not ${String(v.fd)}`);
+}
 
 function isReadable(v) {
   return v !== null && typeof v === 'object' && typeof v.pipe === 'function' && typeof v.on === 'function';
@@ -184,8 +267,15 @@ function buildSpec(file, args, options, live) {
   // run (nobody could write to it); input feeds it.
   let input;
   let stdinMode = live ? 'pipe' : 'ignore';
+  let stdinFd;
   if (o.stdin !== undefined) {
-    stdinMode = check.oneOf('pipe', 'inherit', 'ignore')('stdin', o.stdin);
+    stdinFd = stdioFd('stdin', o.stdin);
+    if (stdinFd === undefined) {
+      if (!['pipe', 'inherit', 'ignore'].includes(o.stdin)) {
+        throw typeError('stdin', `must be 'pipe', 'inherit', 'ignore', a file descriptor or a stream with one, not ${String(o.stdin)}`);
+      }
+      stdinMode = o.stdin;
+    } else stdinMode = 'fd';
   }
   if (o.input !== undefined) {
     if (o.stdin !== undefined) throw typeError('input', 'cannot be set with stdin');
@@ -203,6 +293,8 @@ function buildSpec(file, args, options, live) {
   } else if (input !== undefined) {
     spec.stdin = 'pipe';
     stdinMode = 'pipe';
+  } else if (stdinMode === 'fd') {
+    spec.stdin = { fd: stdinFd };
   } else {
     spec.stdin = stdinMode === 'ignore' ? 'null' : stdinMode;
   }
@@ -210,8 +302,14 @@ function buildSpec(file, args, options, live) {
   const routes = {};
   for (const k of ['stdout', 'stderr']) {
     const v = o[k] === undefined ? 'pipe' : o[k];
-    if (!Object.prototype.hasOwnProperty.call(ROUTES, v)) {
-      throw typeError(k, `must be 'pipe', 'tee', 'inherit' or 'ignore', not ${String(v)}`);
+    const fd = stdioFd(k, v);
+    if (fd !== undefined) {
+      routes[k] = 'fd';
+      if (!pty) spec[k] = { fd };
+      continue;
+    }
+    if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(ROUTES, v)) {
+      throw typeError(k, `must be 'pipe', 'tee', 'inherit', 'ignore', a file descriptor or a stream with one, not ${String(v)}`);
     }
     routes[k] = v;
     if (!pty) spec[k] = ROUTES[v];
@@ -229,7 +327,7 @@ function buildSpec(file, args, options, live) {
   }
   return {
     spec, routes, stdinMode, input, pty, encoding, reject, stripFinalNewline,
-    signal: o.signal, maxOutput: spec.max_output_bytes === undefined ? 16 << 20 : spec.max_output_bytes,
+    signal: o.signal, maxOutput: spec.max_output_bytes === undefined ? 16 << 20 : spec.max_output_bytes === null ? Infinity : spec.max_output_bytes,
     command: [file, ...args].join(' '),
   };
 }
@@ -243,8 +341,37 @@ function decode(buf, plan) {
   return plan.encoding === 'buffer' ? buf : buf.toString(plan.encoding);
 }
 
+// sup's snake_case keys as JS names, at every depth (confined's keys are
+// sup's own, never the caller's).
+function camelKeys(v) {
+  if (Array.isArray(v)) return v.map(camelKeys);
+  if (v === null || typeof v !== 'object') return v;
+  const out = {};
+  for (const [k, x] of Object.entries(v)) out[k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = camelKeys(x);
+  return out;
+}
+
+// Result fields that only the JSON carries: read from raw when first asked
+// for, so that a large capture's JSON is built only for who wants them.
+const FROM_RAW = {
+  waitingForInput: (raw) => (raw && typeof raw.waiting_for_input === 'boolean' ? raw.waiting_for_input : null),
+  confined: (raw) => (raw && raw.confined ? camelKeys(raw.confined) : null),
+  limit: (raw) => (raw && typeof raw.limit === 'string' ? raw.limit : null),
+};
+
 // The fields a result and a SupError share.
 function resultFields(target, s) {
+  for (const [name, fn] of Object.entries(FROM_RAW)) {
+    Object.defineProperty(target, name, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = fn(this.raw);
+        Object.defineProperty(this, name, { value, enumerable: true, writable: true, configurable: true });
+        return value;
+      },
+    });
+  }
   Object.defineProperties(target, {
     raw: {
       enumerable: false,
@@ -280,6 +407,7 @@ function resultFields(target, s) {
     stdoutOmittedBytes: s.stdoutOmittedBytes,
     stderrOmittedBytes: s.stderrOmittedBytes,
     durationMs: s.durationMs,
+    hostDeath: s.hostDeath,
   });
   return target;
 }
@@ -297,6 +425,7 @@ function describe(s) {
     case 'exited': return `Command failed with exit code ${s.exitCode}`;
     case 'signaled': return `Command was killed with ${s.signal}`;
     case 'idle_timeout':
+      if (s.phase === 'input') return `Command timed out: waiting for input for ${s.plan.spec.input_wait_timeout_ms} milliseconds`;
       return s.phase === 'first_output'
         ? `Command timed out: no output within ${s.plan.spec.first_output_timeout_ms} milliseconds`
         : `Command timed out: silent for ${s.plan.spec.idle_timeout_ms} milliseconds`;
@@ -668,6 +797,7 @@ class Subprocess {
       stdoutOmittedBytes: sum.stdoutOmitted,
       stderrOmittedBytes: sum.stderrOmitted,
       durationMs: sum.durationMs,
+      hostDeath: HOST_DEATH[sum.hostDeath],
     };
     this._final = { captured, omitted: [0, sum.stdoutOmitted, sum.stderrOmitted], keep: !small };
     this._maybeRelease();
@@ -710,6 +840,29 @@ class Subprocess {
   // Hard stop: SIGKILL to the child's tree now. False when it had ended.
   abort() {
     return this._proc ? this._proc.abort() === 0 : false;
+  }
+
+  // The child's max runtime as if it had come now (sup_expire): ended as
+  // `timeout` would end it, outcome 'max_runtime', whether timeout is set
+  // or not. For a budget kept outside sup. True when latched, false when
+  // the child had ended (or sup was already ending it for another cause,
+  // which then stands).
+  expire() {
+    return this._proc ? this._proc.expire() === 0 : false;
+  }
+
+  // Whether the child is waiting for input it cannot get (sup_input_wanted):
+  // a process of its tree asleep reading its stdin, or stopped by SIGTTIN.
+  // null when sup may not look (another user's process); false once it has
+  // ended. Costs about a millisecond, and up to ~40 ms the first time it
+  // sees a reader (it looks twice before it says true).
+  inputWanted() {
+    if (!this._proc) return false;
+    const rc = this._proc.inputWanted();
+    if (rc === 1) return true;
+    if (rc === 0 || rc === ESRCH) return false;
+    if (rc === EPERM) return null;
+    throw codeError(rc, 'sup: inputWanted');
   }
 
   // child_process's kill(): with a signal, send it to the child's process

@@ -534,6 +534,10 @@ static int close_input(proc *pr) {
 SIMPLE(proc_pid, sup_pid(pr->p))
 SIMPLE(proc_interrupt, sup_interrupt(pr->p))
 SIMPLE(proc_abort, sup_abort(pr->p))
+SIMPLE(proc_expire, sup_expire(pr->p))
+/* Blocks up to ~40 ms the first time it sees a reader (sup_input_wanted
+ * looks twice before it answers yes): a call, not a watch. */
+SIMPLE(proc_input_wanted, sup_input_wanted(pr->p))
 SIMPLE(proc_close_input, close_input(pr))
 SIMPLE(proc_poll, sup_poll(pr->p, 0))
 
@@ -616,6 +620,7 @@ static napi_value proc_summary(napi_env env, napi_callback_info info) {
   set_num(env, out, "stderrOmitted", (double)sup_result_omitted_bytes(pr->p, SUP_STDERR));
   set_num(env, out, "stdoutBytes", (double)sup_output_total(pr->p, SUP_STDOUT));
   set_num(env, out, "stderrBytes", (double)sup_output_total(pr->p, SUP_STDERR));
+  set_num(env, out, "hostDeath", sup_result_host_death(pr->p));
   return out;
 }
 
@@ -740,6 +745,8 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"pid", NULL, proc_pid, NULL, NULL, NULL, napi_default, NULL},
       {"interrupt", NULL, proc_interrupt, NULL, NULL, NULL, napi_default, NULL},
       {"abort", NULL, proc_abort, NULL, NULL, NULL, napi_default, NULL},
+      {"expire", NULL, proc_expire, NULL, NULL, NULL, napi_default, NULL},
+      {"inputWanted", NULL, proc_input_wanted, NULL, NULL, NULL, napi_default, NULL},
       {"signal", NULL, proc_signal, NULL, NULL, NULL, napi_default, NULL},
       {"resize", NULL, proc_resize, NULL, NULL, NULL, napi_default, NULL},
       {"poll", NULL, proc_poll, NULL, NULL, NULL, napi_default, NULL},

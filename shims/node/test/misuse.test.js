@@ -17,8 +17,8 @@ test('bad types and values name the option', async () => {
     [() => run('true', [], { grace: NaN }), /grace: must be/],
     [() => run('true', [], { maxOutput: 1.5 }), /maxOutput: must be a non-negative integer/],
     [() => run('true', [], { killSignal: 'SIGNOPE' }), /killSignal: must be a signal/],
-    [() => run('true', [], { stdout: 'file' }), /stdout: must be 'pipe', 'tee', 'inherit' or 'ignore'/],
-    [() => run('true', [], { stdout: 1 }), /stdout: must be/],
+    [() => run('true', [], { stdout: 'file' }), /stdout: must be 'pipe', 'tee', 'inherit', 'ignore', a file descriptor or a stream with one/],
+    [() => run('true', [], { stdout: 1.5 }), /stdout: must be a file descriptor/],
     [() => run('true', [], { stdin: 'tee' }), /stdin: must be 'pipe', 'inherit', 'ignore'/],
     [() => run('true', [], { env: { A: {} } }), /env\.A: must be a string/],
     [() => run('true', [], { env: 'A=1' }), /env: must be an object/],
@@ -33,7 +33,9 @@ test('bad types and values name the option', async () => {
     [() => run('true', [], { encoding: 'klingon' }), /encoding: must be 'buffer' or a Buffer encoding/],
     [() => run('true', [], { reject: 0 }), /reject: must be true or false/],
     [() => run('true', [], { maxBuffer: 10 }), /maxBuffer: unknown option/],
-    [() => run('true', [], { inputWaitTimeout: 10 }), /inputWaitTimeout: unknown option/],
+    [() => run('true', [], { stdio: 'pipe' }), /stdio: unknown option/],
+    [() => run('true', [], { limits: { cpuSeconds: 1.5 } }), /limits\.cpuSeconds: must be a positive integer/],
+    [() => run('true', [], { sandbox: [] }), /sandbox: must be an object/],
   ];
   for (const [fn, re] of cases) {
     await assert.rejects(fn(), (err) => {

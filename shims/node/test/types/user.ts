@@ -46,6 +46,39 @@ async function main(): Promise<void> {
   const e = await run('false', [], { reject: false });
   console.log(e.failed);
 
+  const fs = await import('node:fs');
+  const log = fs.createWriteStream('/tmp/log');
+  const c = await run('make', [], {
+    stdout: log,
+    stderr: 2,
+    stdin: { fd: 0 },
+    maxOutput: Infinity,
+    inputWaitTimeout: 5000,
+    limits: { memoryBytes: 1 << 30, cpuSeconds: 60, processes: 100, fileBytes: 1 << 20, openFiles: 256, coreDump: false },
+    sandbox: { write: ['/tmp', new URL('file:///var/tmp')], read: null, network: false, strict: false, tmp: true },
+    user: 'nobody',
+    group: 65534,
+    groups: ['nogroup', 65534],
+    keepIgnoredSignals: true,
+    resetSignals: ['SIGPIPE', 'XFSZ', 25],
+    requireSentinel: true,
+    reject: false,
+  });
+  const waiting: boolean | null = c.waitingForInput;
+  const hit: 'memory' | 'processes' | 'cpu' | 'file_size' | null = c.limit;
+  const abi: number | undefined = c.confined?.sandbox?.landlockAbi;
+  const cpu = c.confined?.cpuSeconds?.mechanism;
+  console.log(waiting, hit, abi, cpu, c.hostDeath, c.phase === 'input');
+  const w = spawn('sh', ['-c', 'read x'], { stdin: 'pipe' });
+  const wanted: boolean | null = w.inputWanted();
+  const expired: boolean = w.expire();
+  console.log(wanted, expired);
+  // @ts-expect-error: limits take sup's names in camelCase
+  await run('true', [], { limits: { cpu: 1 } });
+  // @ts-expect-error: inputWanted() may be null (sup could not see)
+  const never: boolean = w.inputWanted();
+  console.log(never);
+
   // @ts-expect-error: maxBuffer is execa's; sup's is maxOutput
   await run('true', [], { maxBuffer: 10 });
   // @ts-expect-error: a route sup does not know
