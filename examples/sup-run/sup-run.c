@@ -61,6 +61,7 @@ enum {
 struct options {
   uint64_t idle_timeout_ms;
   uint64_t first_output_timeout_ms;
+  uint64_t input_wait_timeout_ms;
   uint64_t max_runtime_ms;
   uint64_t grace_ms;
   int interrupt_signal;
@@ -219,6 +220,10 @@ static void print_help(void)
 "      --first-output-timeout=DURATION  end COMMAND if it has printed nothing\n"
 "                               on its stdout or stderr DURATION after it\n"
 "                               started (default 0: off)\n"
+"      --input-wait-timeout=DURATION  end COMMAND once it has waited DURATION\n"
+"                               for input it cannot get: reading its stdin\n"
+"                               with nothing there, or stopped by SIGTTIN or\n"
+"                               SIGTTOU (default 0: off)\n"
 "      --max-runtime=DURATION   end COMMAND DURATION after it started, whatever\n"
 "                               it prints (default 0: off)\n"
 "      --grace=DURATION         time between the interrupt signal and SIGKILL\n"
@@ -268,7 +273,8 @@ static void print_help(void)
 "  A non-negative number, decimals allowed, with an optional unit: ms\n"
 "  (milliseconds), s (seconds, the default), m (minutes) or h (hours), as in\n"
 "  250ms, 1.5, 1.5s, 2m. It is rounded up to a whole millisecond. For\n"
-"  --idle-timeout, --first-output-timeout and --max-runtime, 0 means off.\n"
+"  --idle-timeout, --first-output-timeout, --input-wait-timeout and\n"
+"  --max-runtime, 0 means off.\n"
 "  At most 1000000000s (about 31 years); BYTES at most 1024G.\n"
 "\n",
 "OUTPUT\n"
@@ -285,8 +291,8 @@ static void print_help(void)
 "\n",
 "EXIT STATUS\n"
 "  N      COMMAND exited by itself with status N\n"
-"  124    COMMAND was ended by --idle-timeout, --first-output-timeout or\n"
-"         --max-runtime\n"
+"  124    COMMAND was ended by --idle-timeout, --first-output-timeout,\n"
+"         --input-wait-timeout or --max-runtime\n"
 "  125    sup-run failed: a bad option or value (the message names it), no\n"
 "         COMMAND, FILE of --json cannot be written, COMMAND could not be\n"
 "         started for a reason other than those of 126 and 127, or writing\n"
@@ -379,6 +385,7 @@ static void print_version(void)
 enum long_option {
   OPT_IDLE = 256,
   OPT_FIRST_OUTPUT,
+  OPT_INPUT_WAIT,
   OPT_STDOUT,
   OPT_STDERR,
   OPT_MERGE,
@@ -444,6 +451,7 @@ static void parse_options(int argc, char **argv, struct options *o)
   static const struct option longopts[] = {
       {"idle-timeout", required_argument, NULL, OPT_IDLE},
       {"first-output-timeout", required_argument, NULL, OPT_FIRST_OUTPUT},
+      {"input-wait-timeout", required_argument, NULL, OPT_INPUT_WAIT},
       {"stdout", required_argument, NULL, OPT_STDOUT},
       {"stderr", required_argument, NULL, OPT_STDERR},
       {"merge", no_argument, NULL, OPT_MERGE},
@@ -478,6 +486,9 @@ static void parse_options(int argc, char **argv, struct options *o)
       break;
     case OPT_FIRST_OUTPUT:
       duration_option(optarg, "--first-output-timeout", &o->first_output_timeout_ms);
+      break;
+    case OPT_INPUT_WAIT:
+      duration_option(optarg, "--input-wait-timeout", &o->input_wait_timeout_ms);
       break;
     case OPT_STDOUT:
     case OPT_STDERR: {
@@ -681,6 +692,8 @@ static char *build_spec(const struct options *o, bool tty_foreground)
   }
   sb_printf(&sb, ", \"idle_timeout_ms\": %" PRIu64, o->idle_timeout_ms);
   sb_printf(&sb, ", \"first_output_timeout_ms\": %" PRIu64, o->first_output_timeout_ms);
+  if (o->input_wait_timeout_ms > 0)
+    sb_printf(&sb, ", \"input_wait_timeout_ms\": %" PRIu64, o->input_wait_timeout_ms);
   if (!o->pty)
     sb_printf(&sb, ", \"stdout\": \"%s\", \"stderr\": \"%s\"", o->stdout_mode, o->stderr_mode);
   if (o->env_clear)
@@ -1270,6 +1283,9 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
   if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && sup_result_phase(p) == SUP_PHASE_FIRST_OUTPUT) {
     format_duration(limit, sizeof limit, o->first_output_timeout_ms);
     sb_printf(&sb, PROGNAME ": first output timeout: no output within %s; ", limit);
+  } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && sup_result_phase(p) == SUP_PHASE_INPUT) {
+    format_duration(limit, sizeof limit, o->input_wait_timeout_ms);
+    sb_printf(&sb, PROGNAME ": input wait timeout: waiting for input for %s; ", limit);
   } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT) {
     format_duration(limit, sizeof limit, o->idle_timeout_ms);
     sb_printf(&sb, PROGNAME ": idle timeout: no output for %s; ", limit);

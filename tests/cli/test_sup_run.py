@@ -1200,6 +1200,46 @@ class FirstOutputTimeout(TempDirTest):
         self.assertEqual((r.returncode, r.stdout), (0, b"hi\nbye\n"), r.stderr)
 
 
+
+class InputWaitTimeout(TempDirTest):
+    def run_reader(self, *args, script="printf 'name? '; read x"):
+        # Its stdin is a pipe this test holds open and never writes.
+        p = subprocess.Popen([SUP_RUN, *args, "--json", self.path("r.json"), "--", "sh", "-c", script],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        start = time.monotonic()
+        try:
+            p.wait(timeout=20)
+        finally:
+            p.stdin.close()
+        p.elapsed = time.monotonic() - start
+        p.out, p.err = p.stdout.read(), p.stderr.read()
+        p.stdout.close()
+        p.stderr.close()
+        return p
+
+    def test_a_command_waiting_for_input_exits_124_with_a_summary(self):
+        r = self.run_reader("--input-wait-timeout=300ms", "--grace=100ms")
+        self.assertEqual(r.returncode, 124, r.err)
+        self.assertEqual(r.out, b"name? ")
+        self.assertGreaterEqual(r.elapsed, 0.3)
+        self.assertLess(r.elapsed, 10)
+        self.assertIn(b"sup-run: input wait timeout: waiting for input for 300ms; sent SIGTERM", r.err)
+        result = self.read_json("r.json")
+        self.assertEqual((result["outcome"], result["phase"]), ("idle_timeout", "input"))
+        self.assertIs(result["waiting_for_input"], True)
+
+    def test_a_command_that_sleeps_is_not_waiting(self):
+        r = self.run_reader("--input-wait-timeout=300ms", script="sleep 1")
+        self.assertEqual(r.returncode, 0, r.err)
+        self.assertGreaterEqual(r.elapsed, 1)
+        self.assertIs(self.read_json("r.json")["waiting_for_input"], False)
+
+    def test_help_and_a_bad_value(self):
+        self.assertIn("--input-wait-timeout=DURATION", run("--help").stdout.decode())
+        r = run("--input-wait-timeout=soon", "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"--input-wait-timeout: invalid duration 'soon'", r.stderr)
+
 if __name__ == "__main__":
     if not os.access(SUP_RUN, os.X_OK) or stat.S_ISDIR(os.stat(SUP_RUN).st_mode):
         sys.exit(f"sup-run not found at {SUP_RUN}: build it or set SUP_RUN")
