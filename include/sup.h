@@ -319,7 +319,9 @@ extern "C" {
 /* Error codes: -errno values on Linux, fixed forever. */
 enum sup_error {
   SUP_OK = 0,
-  SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group) */
+  SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group);
+                         sup_input_wanted: a process of the tree that sup
+                         may not inspect */
   SUP_ESRCH = -3,     /* sup_signal, sup_pty_resize: the result is final,
                          the child is gone */
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
@@ -835,7 +837,7 @@ SUP_API int sup_expire(sup_proc *p);
  *               "omitted_bytes": 0, "routed": "pipe"},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100},
- *    "contained": "cgroup", "leftovers_ended": 1,
+ *    "waiting_for_input": null, "contained": "cgroup", "leftovers_ended": 1,
  *    "tree_cpu": {"user_ms": 5.1, "sys_ms": 2.0}, "contain_fallback": null,
  *    "cgroup_left": null,
  *    "confined": {"cpu_seconds": {"value": 60, "mechanism": "rlimit",

@@ -134,6 +134,20 @@ TEST(InputWait, PythonThreadReadsWhileTheMainThreadJoins) {
   ASSERT_GE(ms_until_waiting(p.get()), 0);
 }
 
+// poll and select hold their sets in the process's memory, read through
+// process_vm_readv: the stdin among other descriptors, not the first.
+TEST(InputWait, PythonPollAndSelectOnStdinAmongOthers) {
+  for (const char* wait : {"p = select.poll(); p.register(r); p.register(0); p.poll()",
+                           "select.select([r, sys.stdin], [], [])"}) {
+    SCOPED_TRACE(wait);
+    SPAWN(p, "{\"argv\": [\"python3\", \"-c\", "
+             "\"import os, select, sys\\nr, w = os.pipe()\\nprint('ready', flush=True)\\n" +
+                 std::string(wait) + "\"], \"stdin\": \"pipe\"}");
+    started(p.get(), "ready");
+    ASSERT_GE(ms_until_waiting(p.get()), 0);
+  }
+}
+
 // The host side on a terminal of the test's own, its controlling terminal:
 // a child reading it from its own process group is stopped by SIGTTIN. The
 // host is this test binary again, exec'd in a new session on the terminal
@@ -353,6 +367,20 @@ TEST(InputWaitNot, AFifoOfItsOwnNobodyWrites) {
   const std::string fifo = dir.file("f");
   SPAWN(p, sh("mkfifo " + fifo + " && exec 3<>" + fifo + " && echo up && read x <&3", pipe_stdin()));
   started(p.get(), "up");
+  never_waiting(p.get());
+}
+
+TEST(InputWaitNot, AnotherPipe) {
+  SPAWN(p, sh("echo up; sleep 100 | (read x)", pipe_stdin()));
+  started(p.get(), "up");
+  never_waiting(p.get());
+}
+
+TEST(InputWaitNot, PollOnAnotherPipeOnly) {
+  SPAWN(p, "{\"argv\": [\"python3\", \"-c\", "
+           "\"import os, select\\nr, w = os.pipe()\\nprint('ready', flush=True)\\n"
+           "p = select.poll(); p.register(r); p.poll()\"], \"stdin\": \"pipe\"}");
+  started(p.get(), "ready");
   never_waiting(p.get());
 }
 
