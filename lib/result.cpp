@@ -74,6 +74,7 @@ void Process::publish_final() {
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;
+  r.foreground = foreground_;
   close_tree(r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
@@ -229,7 +230,7 @@ void Process::build_result_json() {
   head += ", \"stdout\": ";
   const char* between = ", \"stderr\": ";
   std::string rest;
-  rest.reserve(192 + 64 * r.signals_sent.size());
+  rest.reserve(320 + 64 * r.signals_sent.size());
   rest += ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
     if (i > 0) rest += ", ";
@@ -245,11 +246,20 @@ void Process::build_result_json() {
   append_ms(rest, timeval_us(r.usage.ru_stime));
   rest += ", \"max_rss_kb\": ";
   append_decimal(rest, r.usage.ru_maxrss);
-  rest += "}";
+  rest += "}, \"tty_foreground\": ";
+  rest += !r.foreground.asked ? "null" : r.foreground.refused == nullptr ? "true" : "false";
+  rest += ", \"tty_refused\": ";
+  if (r.foreground.refused != nullptr)
+    append_json_string(rest, r.foreground.refused);
+  else
+    rest += "null";
   append_contain_json(rest);
   rest += "}";
 
-  StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
+  auto tee_error = [](const OutputPipe& pipe) -> const char* {
+    return pipe.tee_errno != 0 ? strerrorname_np(pipe.tee_errno) : nullptr;
+  };
+  StreamJson out_json(out_.capture, out_.routed, tee_error(out_)), err_json(err_.capture, err_.routed, tee_error(err_));
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
   // A large stream whose text gives its bytes back exactly moves into the
