@@ -289,7 +289,9 @@ SUP_API const char *sup_signal_name(int sig);
  *                     that dropped privileges, on another user's terminal),
  *                     by a thread of its own that writes a duplicate of the
  *                     host's blocking fd (that thread, and the duplicate, may
- *                     outlive the handle if nobody ever reads the fd). What
+ *                     outlive the handle if nobody ever reads the fd, and
+ *                     dlclose no longer unloads the library once one has
+ *                     existed, so that its code stays mapped). What
  *                     the host's fd cannot take at once waits in sup (in
  *                     order), and while more than 256 KiB waits, sup stops
  *                     reading the stream, so that the child blocks on write

@@ -1,6 +1,7 @@
 // The "tee" writer thread for a blocking descriptor (tee_writer.hpp).
 #include "tee_writer.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -23,6 +24,18 @@ namespace {
 // Taken off the queue per write: the host's descriptor gets the copies in
 // pieces, as it would from the child itself.
 constexpr size_t kChunk = 64 * 1024;
+
+// A writer thread may sit in write() for good, and return from it whenever
+// the fd's reader comes back: the library's code must still be mapped
+// then. Once one exists, dlclose no longer unloads the library.
+void pin_library() noexcept {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, [] {
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&pin_library), &self) != 0 && self.dli_fname != nullptr)
+      (void)dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+  });
+}
 
 }  // namespace
 
@@ -102,6 +115,7 @@ TeeWriter::TeeWriter(UniqueFd fd) : state_(std::make_shared<State>()) {
   if (progress < 0) throw LaunchError{-errno, std::string("eventfd: ") + strerrordesc_np(errno)};
   state_->progress.reset(progress);
   progress_fd_ = progress;
+  pin_library();
   // Born with every signal blocked: host signals go to host threads, and a
   // SIGPIPE of its writes stays its own.
   sigset_t all, previous;

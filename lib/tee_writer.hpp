@@ -20,7 +20,8 @@ class TeeWriter {
   explicit TeeWriter(UniqueFd fd);
   // Drops what is queued; a write under way is left to end on its own
   // (the thread, detached, then ends): it may never end, holding the
-  // duplicate, if nobody ever reads the host's descriptor.
+  // duplicate, if nobody ever reads the host's descriptor. (The first
+  // writer makes the library unloadable: dlclose would unmap its code.)
   ~TeeWriter();
   TeeWriter(const TeeWriter&) = delete;
   TeeWriter& operator=(const TeeWriter&) = delete;
