@@ -68,13 +68,21 @@ static const char *json_push_value(lua_State *L, const char *s, int depth) {
     return s + 4;
   }
   if (*s == '-' || (*s >= '0' && *s <= '9')) {
-    char *end;
-    double d = strtod(s, &end);
+    /* The JSON's '.' read whatever the host's LC_NUMERIC says, as Lua's
+     * own tonumber does it: with the locale's decimal point. */
+    char num[64];
+    size_t n = strspn(s, "-+.eE0123456789");
+    size_t m = n < sizeof num - 1 ? n : sizeof num - 1;
+    memcpy(num, s, m);
+    num[m] = '\0';
+    char *dot = strchr(num, '.');
+    if (dot != NULL) *dot = localeconv()->decimal_point[0];
+    double d = strtod(num, NULL);
     if (d == floor(d) && fabs(d) < 9007199254740992.0)
       lua_pushinteger(L, (lua_Integer)d);
     else
       lua_pushnumber(L, d);
-    return end;
+    return s + n;
   }
   if ((*s != '{' && *s != '[') || depth > MAX_DEPTH) {
     lua_pushnil(L);

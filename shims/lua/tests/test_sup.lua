@@ -1069,6 +1069,15 @@ test("limits: cpu_seconds ends a spinning child; confined says how", function()
   raises(function() sup.spawn{ "true", limits = { cpu_seconds = 0 } } end, "limits.cpu_seconds", "zero")
 end)
 
+test("confined after the cgroup's keys; limits the child sees", function()
+  -- With "auto", tree_cpu's fractions come before "confined" in the JSON.
+  local res = sup.run{ "sh", "-c", "ulimit -n", contain = "auto", limits = { open_files = 64 } }
+  eq(res.stdout.captured, "64\n", "the child's limit")
+  eq(res.confined.open_files.value, 64, "confined.open_files.value")
+  eq(res.confined.open_files.mechanism, "rlimit", "mechanism")
+  eq(res.limit, nil, "no limit ended it")
+end)
+
 test("sandbox: writes outside the write paths are refused", function()
   local dir = sup.run{ "mktemp", "-d" }.stdout.captured:gsub("\n$", "")
   local outside = os.tmpname()
