@@ -18,6 +18,7 @@
  *   lsup_compat.h   the 5.3/5.4 API over 5.1 and LuaJIT
  *   lsup_spec.c     the spec table, as the library's JSON
  *   lsup_result.c   the result table, res.json, os.execute's values
+ *   lsup_json.c     the result's nested values ("confined") from its JSON
  *   lsup_wait.c     blocking waits, and the host's Ctrl-C
  *   lsup_process.c  the process handle: spawn, wait, signals, descriptors
  *   lsup_output.c   reading output: p:read, p:lines
@@ -27,6 +28,7 @@
 
 #include "lsup_spec.c"
 #include "lsup_result.c"
+#include "lsup_json.c"
 #include "lsup_wait.c"
 #include "lsup_process.c"
 #include "lsup_output.c"
@@ -92,6 +94,8 @@ static const luaL_Reg proc_methods[] = {
     {"result", m_result},
     {"interrupt", m_interrupt},
     {"abort", m_abort},
+    {"expire", m_expire},
+    {"input_wanted", m_input_wanted},
     {"kill", m_kill},
     {"resize", m_resize},
     {"fd", m_fd},

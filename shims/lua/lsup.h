@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <stdint.h>
@@ -57,6 +58,7 @@ typedef struct {
   size_t ndups, capdups;
   char *scratch;     /* READ_CHUNK bytes for p:read, made at its first call */
   int drained[2];    /* p:read's last read of the stream emptied it: wait first */
+  int tail;          /* the result may have "waiting_for_input", "confined", "limit" */
 } lproc;
 
 static const char *const stream_names[] = {"stdout", "stderr", NULL};
@@ -88,5 +90,8 @@ static int stream_of(int s) { return s == 0 ? SUP_STDOUT : SUP_STDERR; }
 /* Defined in lsup_process.c; a wait that the host stops releases sup.run's
  * own handle (lsup_wait.c). */
 static void close_proc(lproc *lp);
+
+/* Defined in lsup_json.c: the result's keys without a typed accessor. */
+static void set_json_tail(lua_State *L, const char *json);
 
 #endif

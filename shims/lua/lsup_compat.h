@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #if LUA_VERSION_NUM >= 503
@@ -45,6 +46,8 @@ static lua_State *lsupc_mainthread(lua_State *L) {
 }
 
 #elif LUA_VERSION_NUM == 501
+
+#include <lualib.h> /* LUA_FILEHANDLE */
 
 /* 5.1 numbers are doubles: an integer is a number with an integral value
  * that lua_Integer (ptrdiff_t) can hold. */
@@ -117,6 +120,26 @@ static lua_State *lsupc_mainthread(lua_State *L) {
 #if LUA_VERSION_NUM >= 503
 static void lsupc_note_thread(lua_State *L) { (void)L; }
 #endif
+
+/* The descriptor of the Lua file handle (io.open's) at idx, after its
+ * buffered writes are flushed, so that the child's bytes come after them;
+ * -1 for a closed handle, -2 for a value that is no file handle. 5.2+ keep
+ * a luaL_Stream (closef NULL once closed); 5.1 and LuaJIT a FILE * (NULL
+ * once closed) first in the userdata. */
+static int lsupc_filefd(lua_State *L, int idx) {
+  void *ud = lsupc_testudata(L, idx, LUA_FILEHANDLE);
+  if (ud == NULL) return -2;
+#if LUA_VERSION_NUM >= 502
+  luaL_Stream *s = ud;
+  if (s->closef == NULL || s->f == NULL) return -1;
+  FILE *f = s->f;
+#else
+  FILE *f = *(FILE **)ud;
+  if (f == NULL) return -1;
+#endif
+  fflush(f);
+  return fileno(f);
+}
 
 #define lsupc_newlib(L, l) (lua_createtable((L), 0, (int)(sizeof(l) / sizeof((l)[0]) - 1)), lsupc_setfuncs((L), (l), 0))
 

@@ -63,6 +63,7 @@ static int do_spawn(lua_State *L) {
   }
   lp->p = p;
   for (int s = 0; s < 2; s++) lp->routed[s] = b->pty ? "pty" : b->route[s] ? b->route[s] : "pipe";
+  lp->tail = b->late_keys;
   return 1;
 }
 
@@ -144,6 +145,21 @@ static int push_request(lua_State *L, int rc) {
 static int m_interrupt(lua_State *L) { return push_request(L, sup_interrupt(check_proc(L, 1)->p)); }
 
 static int m_abort(lua_State *L) { return push_request(L, sup_abort(check_proc(L, 1)->p)); }
+
+/* p:expire(): ends the child as its max_runtime_ms would, now. */
+static int m_expire(lua_State *L) { return push_request(L, sup_expire(check_proc(L, 1)->p)); }
+
+/* p:input_wanted(): true while the child waits for input it cannot get,
+ * false when not; nil, message, code when sup cannot tell (SUP_EPERM) or
+ * the result is final (SUP_ESRCH). May block ~40 ms (sup.h says when). */
+static int m_input_wanted(lua_State *L) {
+  lproc *lp = check_proc(L, 1);
+  lp->tail = 1; /* the result's "waiting_for_input" answers now */
+  int rc = sup_input_wanted(lp->p);
+  if (rc < 0) return push_fail(L, rc);
+  lua_pushboolean(L, rc == 1);
+  return 1;
+}
 
 /* A signal argument: a name as sup.signal takes it ("TERM", "SIGusr1",
  * "RTMIN+3") or a number 0..64; `dflt` when absent. */

@@ -33,8 +33,8 @@ static void build_result(lua_State *L, lproc *lp) {
   lua_pushstring(L, outcome ? outcome : "unknown");
   lua_setfield(L, -2, "outcome");
   int phase = sup_result_phase(p);
-  if (phase == SUP_PHASE_FIRST_OUTPUT || phase == SUP_PHASE_IDLE) {
-    lua_pushstring(L, phase == SUP_PHASE_IDLE ? "idle" : "first_output");
+  if (phase == SUP_PHASE_FIRST_OUTPUT || phase == SUP_PHASE_IDLE || phase == SUP_PHASE_INPUT) {
+    lua_pushstring(L, phase == SUP_PHASE_IDLE ? "idle" : phase == SUP_PHASE_INPUT ? "input" : "first_output");
     lua_setfield(L, -2, "phase");
   }
   int code = sup_result_exit_code(p);
@@ -112,6 +112,14 @@ static void build_result(lua_State *L, lproc *lp) {
   set_num(L, "sys_ms", sys_ms);
   set_int(L, "max_rss_kb", max_rss_kb);
   lua_setfield(L, -2, "rusage");
+
+  /* Only a spec or a call that can set them makes the JSON for them: it
+   * holds the captured output as text, which can be large. */
+  if (lp->tail) {
+    const char *json = sup_result(p);
+    if (json == NULL) luaL_error(L, "sup: the result: out of memory");
+    set_json_tail(L, json);
+  }
 }
 
 /* Pushes the result table of the final handle at index ud: one table per

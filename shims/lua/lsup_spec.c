@@ -16,6 +16,7 @@ typedef struct {
   size_t len, cap;
   const char *route[2]; /* "stdout" and "stderr" of the spec, when known names */
   int pty;              /* the spec asks for a pty */
+  int late_keys;        /* the result may have "waiting_for_input", "confined", "limit" */
 } specbuf;
 
 static int specbuf_gc(lua_State *L) {
@@ -122,6 +123,29 @@ static int is_sequence(lua_State *L, int idx) {
   return count == n;
 }
 
+static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int depth);
+
+/* The value of key k: an empty table is [] where the library takes an
+ * array (Lua has one {} for both), else {}. */
+static void sb_keyed(lua_State *L, specbuf *b, const char *k, int idx, const char *where, int depth) {
+  static const char *const arrays[] = {"groups", "reset_signals", "write", "read", "exec", NULL};
+  idx = lsupc_absindex(L, idx);
+  if (lua_istable(L, idx)) {
+    lua_pushnil(L);
+    if (lua_next(L, idx) != 0) {
+      lua_pop(L, 2);
+    } else {
+      for (int i = 0; arrays[i] != NULL; i++) {
+        if (strcmp(k, arrays[i]) == 0) {
+          sb_lit(L, b, "[]");
+          return;
+        }
+      }
+    }
+  }
+  sb_value(L, b, idx, where, depth);
+}
+
 /* Any other Lua value, for the library to judge. */
 static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int depth) {
   idx = lsupc_absindex(L, idx);
@@ -165,7 +189,7 @@ static void sb_value(lua_State *L, specbuf *b, int idx, const char *where, int d
     const char *k = lua_tolstring(L, -2, &kn);
     sb_str(L, b, k, kn);
     sb_lit(L, b, ": ");
-    sb_value(L, b, -1, where, depth + 1);
+    sb_keyed(L, b, k, -1, where, depth + 1);
     lua_pop(L, 1);
   }
   sb_lit(L, b, "}");
@@ -213,10 +237,70 @@ static void sb_env(lua_State *L, specbuf *b, int idx) {
   sb_lit(L, b, "}");
 }
 
-/* stdin = "null" | "inherit" | "pipe" | { data = bytes }: data goes as
- * base64, so that any byte (NUL, invalid UTF-8) arrives exactly. */
+/* Whether the value at idx names a host descriptor: a Lua file handle
+ * (io.open's, io.stdout) or an integer. */
+static int is_descriptor(lua_State *L, int idx) {
+  return lsupc_isinteger(L, idx) || lsupc_testudata(L, idx, LUA_FILEHANDLE) != NULL;
+}
+
+/* A descriptor as the library's {"fd": N}; a file handle gives its fileno,
+ * its buffered writes flushed first. */
+static void sb_fd(lua_State *L, specbuf *b, int idx, const char *where) {
+  char num[48];
+  if (lsupc_isinteger(L, idx)) {
+    snprintf(num, sizeof num, "{\"fd\": %lld}", (long long)lua_tointeger(L, idx));
+  } else {
+    int fd = lsupc_filefd(L, idx);
+    if (fd == -1) luaL_error(L, "sup.spawn: %s: the file is closed", where);
+    if (fd < 0) luaL_error(L, "sup.spawn: %s: the file has no descriptor", where);
+    snprintf(num, sizeof num, "{\"fd\": %d}", fd);
+  }
+  sb_lit(L, b, num);
+}
+
+/* fds = { [3] = file_or_number, ... }: the child's descriptor number ->
+ * the host's, as the library's {"3": N}. */
+static void sb_fds(lua_State *L, specbuf *b, int idx) {
+  idx = lsupc_absindex(L, idx);
+  if (!lua_istable(L, idx)) {
+    sb_value(L, b, idx, "fds", 0);
+    return;
+  }
+  sb_lit(L, b, "{");
+  int first = 1;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    if (!lsupc_isinteger(L, -2))
+      luaL_error(L, "sup.spawn: fds: keys are the child's descriptor numbers (fds = { [3] = file }), not %s",
+                 luaL_typename(L, -2));
+    char key[40], where[48];
+    snprintf(key, sizeof key, "\"%lld\": ", (long long)lua_tointeger(L, -2));
+    snprintf(where, sizeof where, "fds[%lld]", (long long)lua_tointeger(L, -2));
+    if (!first) sb_lit(L, b, ", ");
+    first = 0;
+    sb_lit(L, b, key);
+    if (lsupc_testudata(L, -1, LUA_FILEHANDLE) != NULL) {
+      int fd = lsupc_filefd(L, -1);
+      if (fd == -1) luaL_error(L, "sup.spawn: %s: the file is closed", where);
+      if (fd < 0) luaL_error(L, "sup.spawn: %s: the file has no descriptor", where);
+      snprintf(key, sizeof key, "%d", fd);
+      sb_lit(L, b, key);
+    } else {
+      sb_value(L, b, -1, where, 1);
+    }
+    lua_pop(L, 1);
+  }
+  sb_lit(L, b, "}");
+}
+
+/* stdin = "null" | "inherit" | "pipe" | { data = bytes } | file | fd: data
+ * goes as base64, so that any byte (NUL, invalid UTF-8) arrives exactly. */
 static void sb_stdin(lua_State *L, specbuf *b, int idx) {
   idx = lsupc_absindex(L, idx);
+  if (is_descriptor(L, idx)) {
+    sb_fd(L, b, idx, "stdin");
+    return;
+  }
   if (!lua_istable(L, idx)) {
     sb_value(L, b, idx, "stdin", 0);
     return;
@@ -322,10 +406,25 @@ static specbuf *encode_spec(lua_State *L) {
       sb_stdin(L, b, -1);
     else if (strcmp(k, "pty") == 0)
       sb_pty(L, b, -1);
+    else if (strcmp(k, "fds") == 0)
+      sb_fds(L, b, -1);
+    else if ((strcmp(k, "stdout") == 0 || strcmp(k, "stderr") == 0) && is_descriptor(L, -1))
+      sb_fd(L, b, -1, k);
+    else if (strcmp(k, "max_output_bytes") == 0 && lua_type(L, -1) == LUA_TNUMBER &&
+             lua_tonumber(L, -1) == HUGE_VAL)
+      sb_lit(L, b, "null"); /* math.huge: every byte kept */
     else
-      sb_value(L, b, -1, k, 0);
-    if ((strcmp(k, "stdout") == 0 || strcmp(k, "stderr") == 0) && lua_type(L, -1) == LUA_TSTRING)
-      b->route[k[3] == 'o' ? 0 : 1] = route_name(lua_tostring(L, -1));
+      sb_keyed(L, b, k, -1, k, 0);
+    if (strcmp(k, "stdout") == 0 || strcmp(k, "stderr") == 0) {
+      int s = k[3] == 'o' ? 0 : 1;
+      if (lua_type(L, -1) == LUA_TSTRING)
+        b->route[s] = route_name(lua_tostring(L, -1));
+      else if (is_descriptor(L, -1) || lua_istable(L, -1))
+        b->route[s] = "fd"; /* a table is {fd = N}: anything else raised */
+    }
+    if (strcmp(k, "input_wait_timeout_ms") == 0 || strcmp(k, "limits") == 0 || strcmp(k, "sandbox") == 0 ||
+        strcmp(k, "user") == 0 || strcmp(k, "group") == 0 || strcmp(k, "groups") == 0)
+      b->late_keys = 1;
     if (strcmp(k, "pty") == 0 && lua_toboolean(L, -1)) b->pty = 1;
     lua_pop(L, 1);
   }

@@ -28,7 +28,7 @@ PKG_CONFIG ?= pkg-config
 , := ,
 
 MODULE_SRCS := lsup.c lsup.h lsup_compat.h lsup_spec.c lsup_result.c lsup_wait.c \
-	lsup_process.c lsup_output.c lsup_input.c
+	lsup_process.c lsup_output.c lsup_input.c lsup_json.c
 OBJDIR := rock-build
 
 ifdef SUP_DIR

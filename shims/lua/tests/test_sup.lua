@@ -949,4 +949,179 @@ sigint_test("p:read with a timeout", "local p = sup.spawn(cmd); p:read('stdout',
 sigint_test("p:write to a full pipe",
   "cmd.stdin = 'pipe'; local p = sup.spawn(cmd); p:write(string.rep('x', 1048576))")
 
+-- 0.4: descriptors, input waits, expire, limits, sandbox, credentials.
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+test("a Lua file as stdout: the child writes, Lua reads it back", function()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w+"))
+  f:write("from lua\n") -- still in Lua's buffer: flushed before the child's
+  local res = sup.run{ "sh", "-c", "echo out; echo err >&2", stdout = f, stderr = "stdout" }
+  eq(res.exit_code, 0, "exit code")
+  eq(res.stdout.routed, "fd", "stdout routed")
+  eq(res.stderr.routed, "stdout", "stderr routed")
+  eq(res.stdout.captured, "", "nothing captured")
+  f:seek("set")
+  eq(f:read("*a"), "from lua\nout\nerr\n", "the file, in order")
+  f:close()
+  eq(sup.run{ "cat", stdin = io.open(path, "rb") }.stdout.captured, "from lua\nout\nerr\n", "a file as stdin")
+  raises(function() sup.spawn{ "true", stdout = f } end, "stdout: the file is closed", "a closed file raises")
+  os.remove(path)
+end)
+
+test("a number as stdout: the host's descriptor itself", function()
+  local q = t.closing(sup.spawn{ "cat", stdin = "pipe" })
+  local res = sup.run{ "printf", "via fd", stdout = q:input_fd() }
+  eq(res.stdout.routed, "fd", "routed")
+  eq(q:close_stdin(), true, "closed")
+  eq(q:wait().stdout.captured, "via fd", "the other child read it")
+  raises(function() sup.spawn{ "true", stderr = 987 } end, "stderr", "a descriptor that is not open")
+end)
+
+test("fds: more descriptors for the child", function()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w+"))
+  local q = t.closing(sup.spawn{ "cat", stdin = "pipe" })
+  local res = sup.run{ "sh", "-c", "echo three >&3; echo four >&4", fds = { [3] = f, [4] = q:input_fd() } }
+  eq(res.exit_code, 0, "exit code: " .. res.stderr.captured)
+  q:close_stdin()
+  eq(q:wait().stdout.captured, "four\n", "fds[4], a number")
+  f:seek("set")
+  eq(f:read("*a"), "three\n", "fds[3], a file")
+  f:close()
+  os.remove(path)
+  raises(function() sup.spawn{ "true", fds = { x = 1 } } end, "fds: keys", "a key that is no number")
+  raises(function() sup.spawn{ "true", fds = { [3] = 987 } } end, "fds.3", "a descriptor that is not open")
+  raises(function() sup.spawn{ "true", fds = { [3] = f } } end, "fds[3]: the file is closed", "a closed file")
+end)
+
+test("max_output_bytes = math.huge keeps every byte", function()
+  -- Past the 16 MiB default (a smaller count under valgrind: it proves the
+  -- spelling is taken, the library's own tests the memory).
+  local n = os.getenv("SUP_LUA_VALGRIND") and 100000 or 17 * 1024 * 1024 + 5
+  local res = sup.run{ "head", "-c", tostring(n), "/dev/zero", max_output_bytes = math.huge }
+  eq(res.stdout.bytes, n, "bytes")
+  eq(#res.stdout.captured, n, "all kept")
+  eq(res.stdout.truncated, false, "not truncated")
+  raises(function() sup.spawn{ "true", max_output_bytes = -math.huge } end, "max_output_bytes", "-math.huge")
+end)
+
+-- Polls p:input_wanted() until it says true (the machine is loaded: long).
+local function until_wanted(p)
+  local deadline = t.now_ms() + 20000
+  repeat
+    if p:input_wanted() then return true end
+    sleep_ms(50)
+  until t.now_ms() > deadline
+  return false
+end
+
+test("p:input_wanted: a child that waits on read", function()
+  local p = t.closing(sup.spawn{ "sh", "-c", "read x; echo got $x", stdin = "pipe" })
+  ok(until_wanted(p), "waiting for input")
+  eq(p:write("hi\n"), 3, "written")
+  p:close_stdin()
+  local res = p:wait()
+  eq(res.stdout.captured, "got hi\n", "it read")
+  eq(res.waiting_for_input, false, "not waiting at its end")
+  local v, msg, code = p:input_wanted()
+  eq(v, nil, "after the end: nil")
+  eq(code, -3, "ESRCH: " .. tostring(msg))
+  local busy = t.closing(sup.spawn{ "sh", "-c", "while :; do :; done", stdin = "pipe" })
+  eq(busy:input_wanted(), false, "a busy child does not wait")
+  eq(sup.run{ "true" }.waiting_for_input, nil, "nobody asked: nil")
+end)
+
+test("input_wait_timeout_ms ends a child waiting for input", function()
+  local res = sup.run{ "sh", "-c", "read x", stdin = "pipe", input_wait_timeout_ms = 200, max_runtime_ms = 60000 }
+  eq(res.outcome, "idle_timeout", "outcome")
+  eq(res.phase, "input", "phase")
+  eq(res.waiting_for_input, true, "waiting_for_input")
+  raises(function() sup.spawn{ "true", input_wait_timeout_ms = -1 } end, "input_wait_timeout_ms", "negative")
+end)
+
+test("p:expire: ends the child as max_runtime_ms would", function()
+  local p = t.closing(sup.spawn{ "sleep", "30" })
+  eq(p:expire(), true, "latched")
+  local res = p:wait()
+  eq(res.outcome, "max_runtime", "outcome")
+  eq(res.term_signal, "SIGTERM", "the interrupt signal")
+  eq(p:expire(), false, "after the end: nothing")
+end)
+
+test("limits: cpu_seconds ends a spinning child; confined says how", function()
+  local res = sup.run{ "sh", "-c", "while :; do :; done", limits = { cpu_seconds = 1, core_dump = false },
+    max_runtime_ms = 120000 }
+  eq(res.limit, "cpu", "limit")
+  ok(res.term_signal == "SIGXCPU" or res.term_signal == "SIGKILL", "signal: " .. tostring(res.term_signal))
+  eq(res.confined.cpu_seconds.value, 1, "confined.cpu_seconds.value")
+  eq(res.confined.cpu_seconds.mechanism, "rlimit", "mechanism")
+  eq(res.confined.cpu_seconds.scope, "process", "scope")
+  local plain = sup.run{ "true" }
+  eq(plain.confined, nil, "no confined without limits")
+  eq(plain.limit, nil, "no limit")
+  raises(function() sup.spawn{ "true", limits = { cpu_seconds = 0 } } end, "limits.cpu_seconds", "zero")
+end)
+
+test("confined after the cgroup's keys; limits the child sees", function()
+  -- With "auto", tree_cpu's fractions come before "confined" in the JSON.
+  local res = sup.run{ "sh", "-c", "ulimit -n", contain = "auto", limits = { open_files = 64 } }
+  eq(res.stdout.captured, "64\n", "the child's limit")
+  eq(res.confined.open_files.value, 64, "confined.open_files.value")
+  eq(res.confined.open_files.mechanism, "rlimit", "mechanism")
+  eq(res.limit, nil, "no limit ended it")
+end)
+
+test("sandbox: writes outside the write paths are refused", function()
+  local dir = sup.run{ "mktemp", "-d" }.stdout.captured:gsub("\n$", "")
+  local outside = os.tmpname()
+  local res = sup.run{ "sh", "-c", 'echo in > "$1"/f && echo out > "$2"', "sh", dir, outside,
+    sandbox = { write = { dir } } }
+  local sb = res.confined.sandbox
+  eq(type(sb), "table", "confined.sandbox")
+  if not sb.filesystem then
+    os.remove(outside)
+    sup.run{ "rm", "-rf", dir }
+    t.skip("Landlock is not enforced here (ABI " .. tostring(sb.landlock_abi) .. ")")
+  end
+  ok(res.exit_code ~= 0, "the write outside failed: " .. res.stderr.captured)
+  eq(read_file(dir .. "/f"), "in\n", "the write inside succeeded")
+  eq(read_file(outside), "", "the file outside is untouched")
+  eq(type(sb.not_enforced), "table", "not_enforced is a list")
+  os.remove(outside)
+  sup.run{ "rm", "-rf", dir }
+  raises(function() sup.spawn{ "true", sandbox = { write = { "/nonexistent/sup" } } } end, "sandbox.write",
+    "a path that cannot be opened")
+end)
+
+test("signals, credentials and the sentinel keys", function()
+  eq(sup.run{ "true", keep_ignored_signals = true, reset_signals = { "PIPE", 25 } }.exit_code, 0,
+    "keep_ignored_signals, reset_signals")
+  eq(sup.run{ "true", reset_signals = {} }.exit_code, 0, "an empty reset_signals")
+  raises(function() sup.spawn{ "true", reset_signals = { "NOPE" } } end, "reset_signals", "an unknown signal")
+  raises(function() sup.spawn{ "true", user = "no-such-user-sup" } end, "user", "an unknown user")
+  local root = sup.run{ "id", "-u" }.stdout.captured == "0\n"
+  local p, msg, code = sup.spawn{ "id", "-u", user = "nobody", groups = {} }
+  if root then
+    local res = t.closing(p):wait()
+    eq(res.stdout.captured, res.confined.user.uid .. "\n", "runs as nobody")
+    eq(#res.confined.user.groups, 0, "no supplementary groups")
+  else
+    eq(p, nil, "not root: refused")
+    eq(code, -1, "EPERM: " .. tostring(msg))
+  end
+  local okk, res = pcall(sup.run, { "true", require_sentinel = true })
+  if okk then
+    eq(res.host_death, "tree", "with a sentinel, the tree dies with the host")
+  else
+    ok(tostring(res):find("require_sentinel", 1, true), "without one, it says so: " .. tostring(res))
+  end
+end)
+
 t.run()
