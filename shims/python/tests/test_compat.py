@@ -139,6 +139,18 @@ def test_stdin_fileno_is_the_pipe_as_subprocess_code_uses_it() -> None:
         assert p.stdout.read() == b"raw\nbuffered\n"
     with pytest.raises(ValueError):
         p.stdin.fileno()
+    # Code that closes the descriptor itself: its number, taken again by
+    # another file meanwhile, is not closed under that file.
+    with sup.Popen(["cat"], stdin=sup.PIPE, stdout=sup.PIPE) as p:
+        assert p.stdin is not None
+        fd = p.stdin.fileno()
+        os.close(fd)
+        other = os.open("/dev/null", os.O_RDONLY)
+        assert other == fd
+        p.stdin.close()
+        os.fstat(other)  # still open
+        os.close(other)
+        assert p.wait(timeout=30) == 0
 
 
 def test_stdout_none_is_the_hosts_descriptor_unless_an_idle_clock_watches() -> None:

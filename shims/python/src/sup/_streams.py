@@ -630,6 +630,7 @@ class StdinWriter(io.RawIOBase):
         super().__init__()
         self._h = handle
         self._fd: Optional[int] = None
+        self._fd_id: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the dup
 
     def writable(self) -> bool:
         return True
@@ -678,7 +679,9 @@ class StdinWriter(io.RawIOBase):
         """A dup of sup_input_fd, writable when the pipe has room."""
         if self._fd is None:
             h = self._h
-            self._fd = os.dup(check(h.api.input_fd(h.ptr), "sup_input_fd"))
+            fd = os.dup(check(h.api.input_fd(h.ptr), "sup_input_fd"))
+            st = os.fstat(fd)
+            self._fd, self._fd_id = fd, (st.st_dev, st.st_ino)
         return self._fd
 
     def close(self) -> None:
@@ -696,6 +699,17 @@ class StdinWriter(io.RawIOBase):
                 check(rc, "sup_input_close")
         finally:
             if self._fd is not None:
-                os.close(self._fd)
+                self._close_dup(self._fd)
                 self._fd = None
             super().close()
+
+    def _close_dup(self, fd: int) -> None:
+        # fileno() hands this dup out, and subprocess code may close it
+        # itself (os.close(p.stdin.fileno())): its number may since name
+        # another file, which must not be closed here.
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) == self._fd_id:
+            os.close(fd)
