@@ -166,9 +166,15 @@ class Popen(Generic[AnyStr]):
     """A child running under supervision, with subprocess.Popen's interface.
 
     ``stdin``/``stdout``/``stderr`` take ``PIPE``, ``DEVNULL``, ``STDOUT``
-    (stderr only), ``None`` (the default: stdin inherited; output shown on
-    the host's stdout/stderr while sup still captures it) or ``sup.INHERIT``
-    (the host's descriptor, not captured). With ``PIPE``, ``p.stdin`` is a
+    (stderr only), ``None`` (the default: the host's descriptor itself, as
+    in subprocess; with ``idle_timeout``/``first_output_timeout`` the output
+    is copied there by sup, which must see it; a stdin that is the host's
+    foreground terminal is handed to the child while it runs) or
+    ``sup.INHERIT`` (the host's descriptor, never copied). subprocess's
+    other keywords are taken at the values that mean what sup does
+    (``close_fds=True``, ``pass_fds=()``, ``bufsize``, ...); another value
+    raises :class:`sup.SpecTypeError` (a TypeError) saying why. Every byte
+    is kept unless ``max_output`` caps it. With ``PIPE``, ``p.stdin`` is a
     writable and ``p.stdout``/``p.stderr`` readable file objects (text with
     ``text=True``/``encoding``/``errors``). ``env`` is the child's whole
     environment, as in subprocess; ``env_update`` changes the inherited one.
@@ -857,7 +863,8 @@ def run(
     stderr; ``first_output_timeout`` seconds to the first byte;
     ``max_runtime`` like timeout but returning (``outcome`` says
     MAX_RUNTIME); ``max_output`` bytes kept per stream (head and newest
-    tail; default 16 MiB); ``backpressure`` bytes a live reader may lag
+    tail, the cut marked in ``stdout``/``stderr``; default: every byte, the
+    library's largest cap); ``backpressure`` bytes a live reader may lag
     before the child is held back; ``env_update`` variables to set on top of
     the inherited environment (None removes one); ``pty`` True or
     (rows, cols): the child on a pseudo-terminal (its output is the stdout
