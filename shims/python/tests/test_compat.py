@@ -272,3 +272,34 @@ def test_asyncio_create_subprocess_exec_shape() -> None:
     threads = len(os.listdir("/proc/self/task"))
     asyncio.run(main())
     assert len(os.listdir("/proc/self/task")) <= threads + 1  # no thread per wait or stream
+
+
+def test_a_popen_leaves_the_terminal_to_the_host_unless_asked() -> None:
+    # A Popen's host goes on (and may read the terminal): only the functions
+    # that wait, or tty_foreground=True, hand the terminal to the child.
+    code = (
+        "import os, sup, sys\n"
+        "with sup.Popen(['sleep', '0.5']) as p:\n"
+        "    mine = os.tcgetpgrp(0) == os.getpgrp()\n"
+        "with sup.Popen(['sleep', '0.5'], tty_foreground=True) as q:\n"
+        "    child = os.tcgetpgrp(0) == q.pid\n"
+        "print('host-kept', mine, 'child-had', child, 'back', os.tcgetpgrp(0) == os.getpgrp())\n"
+    )
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.execv(sys.executable, [sys.executable, "-c", code])
+    out = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 30)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    os.close(master)
+    assert b"host-kept True child-had True back True" in out, out

@@ -20,6 +20,7 @@ def call(*popenargs: Any, timeout: Optional[float] = None, **kwargs: Any) -> int
     A ``timeout`` (or any other exception while waiting) kills the child's
     group and re-raises.
     """
+    kwargs.setdefault("tty_foreground", True)  # it waits: the child may read the terminal
     with Popen(*popenargs, **kwargs) as p:
         try:
             return p.wait(timeout=timeout)

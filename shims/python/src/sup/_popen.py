@@ -168,8 +168,7 @@ class Popen(Generic[AnyStr]):
     ``stdin``/``stdout``/``stderr`` take ``PIPE``, ``DEVNULL``, ``STDOUT``
     (stderr only), ``None`` (the default: the host's descriptor itself, as
     in subprocess; with ``idle_timeout``/``first_output_timeout`` the output
-    is copied there by sup, which must see it; a stdin that is the host's
-    foreground terminal is handed to the child while it runs) or
+    is copied there by sup, which must see it) or
     ``sup.INHERIT`` (the host's descriptor, never copied). subprocess's
     other keywords are taken at the values that mean what sup does
     (``close_fds=True``, ``pass_fds=()``, ``bufsize``, ...); another value
@@ -183,7 +182,12 @@ class Popen(Generic[AnyStr]):
     ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
     ``max_output``, ``backpressure``, ``pty``, ``contain``,
     ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
-    ``kill_on_exit``: see :func:`sup.run`. With ``pty``, ``stdin=PIPE``
+    ``kill_on_exit``: see :func:`sup.run`. ``tty_foreground=True`` (the
+    default of run(), call() and the other functions that wait): an
+    inherited stdin that is the terminal of a host in its foreground is
+    handed to the child while it runs, so that it can read it; the host
+    must not read the terminal meanwhile (it would stop). A Popen's child
+    without it stops on reading the terminal, as a background job. With ``pty``, ``stdin=PIPE``
     types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
     to the terminal too (None or STDOUT).
 
@@ -234,6 +238,7 @@ class Popen(Generic[AnyStr]):
         pty: Union[bool, Tuple[int, int]] = False,
         contain: Optional[str] = None,
         cgroup_parent: Optional[StrOrBytesPath] = None,
+        tty_foreground: bool = False,
         pass_fds: Sequence[int] = (),
         restore_signals: bool = True,
         start_new_session: bool = False,
@@ -305,6 +310,7 @@ class Popen(Generic[AnyStr]):
             backpressure=backpressure,
             contain=contain,
             cgroup_parent=cgroup_parent,
+            tty_foreground=tty_foreground,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
@@ -785,6 +791,8 @@ def _run_popen(
     if timeout is not None and max_runtime is not None:
         raise SpecError("timeout: give timeout (raises TimeoutExpired) or max_runtime (returns), not both")
     _spec.seconds_ms(timeout, "timeout", False)  # named as the caller named it
+    # run() waits without reading the terminal: the child may have it.
+    kw.setdefault("tty_foreground", True)
     p = Popen(
         args,
         stdin=stdin,
@@ -847,6 +855,7 @@ def run(
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
+    tty_foreground: bool = True,
     **popen_kwargs: Any,
 ) -> CompletedProcess:
     """Run ``args`` under supervision; subprocess.run's keywords and meanings.
@@ -872,6 +881,12 @@ def run(
     holds the child's whole tree, ended with it; ``cgroup_parent`` where
     sup makes its cgroups. Those endings return normally.
 
+    ``tty_foreground`` (default True here): a child given the host's
+    terminal as stdin gets the terminal's foreground while it runs, so it
+    reads it as subprocess's child does (False: it stops on reading, as a
+    background job). :func:`run_async` defaults to False: the event loop
+    may read the terminal meanwhile.
+
     A KeyboardInterrupt interrupts the child gracefully, waits for its end
     (a second Ctrl-C aborts it), and is re-raised. Any other exception
     aborts it.
@@ -882,7 +897,8 @@ def run(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain, cgroup_parent=cgroup_parent, **popen_kwargs),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent,
+             tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:
         try:
@@ -928,6 +944,7 @@ async def run_async(
     pty: Union[bool, Tuple[int, int]] = False,
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
+    tty_foreground: bool = False,
     **popen_kwargs: Any,
 ) -> CompletedProcess:
     """:func:`run` for asyncio: awaits on the event loop, no thread.
@@ -940,7 +957,8 @@ async def run_async(
              errors=errors, universal_newlines=universal_newlines, idle_timeout=idle_timeout,
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
-             pty=pty, contain=contain, cgroup_parent=cgroup_parent, **popen_kwargs),
+             pty=pty, contain=contain, cgroup_parent=cgroup_parent,
+             tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:
         r = await p._wait_result_async()

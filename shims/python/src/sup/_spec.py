@@ -199,6 +199,7 @@ def build(
     backpressure: Optional[int],
     contain: Optional[str],
     cgroup_parent: Optional[StrOrBytesPath],
+    tty_foreground: bool = False,
 ) -> bytes:
     """The spec's JSON text, as bytes. ``args`` is already a list."""
     argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
@@ -255,7 +256,9 @@ def build(
             route = _route(stdin, "stdin", (None, PIPE, DEVNULL, INHERIT))
             name = {None: b"inherit", INHERIT: b"inherit", PIPE: b"pipe", DEVNULL: b"null"}[route]  # type: ignore[index]
             parts.append(b'"stdin":"' + name + b'"')
-            if name == b"inherit" and host_tty_foreground():
+            if tty_foreground is not True and tty_foreground is not False:
+                raise SpecTypeError(f"tty_foreground: must be True or False, not {tty_foreground!r}")
+            if tty_foreground and name == b"inherit" and host_tty_foreground():
                 # The child's group gets the terminal while it runs (and the
                 # host's group back after): a read neither stops on SIGTTIN
                 # nor hangs.
