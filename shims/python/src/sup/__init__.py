@@ -16,7 +16,9 @@ Pure Python over ctypes; needs libsup (a wheel carries its own): see
 
 from __future__ import annotations
 
-from ._errors import CalledProcessError, OutputGap, SpecError, SupError, TimeoutExpired
+from ._aio import AsyncProcess, StdinStream, create_subprocess_exec, create_subprocess_shell
+from ._calls import call, check_call, check_output, getoutput, getstatusoutput
+from ._errors import CalledProcessError, OutputGap, SpecError, SpecTypeError, SupError, TimeoutExpired
 from ._lib import LibraryNotFoundError
 from ._lib import api as _api
 from ._popen import Args, Popen, run, run_async
@@ -26,6 +28,7 @@ from ._spec import DEVNULL, INHERIT, PIPE, STDOUT, Env, EnvUpdate, Stdio, StdioA
 __version__ = "0.3.0"
 
 for _cls in (
+    AsyncProcess,
     CalledProcessError,
     CompletedProcess,
     LibraryNotFoundError,
@@ -34,7 +37,9 @@ for _cls in (
     Popen,
     Result,
     SpecError,
+    SpecTypeError,
     Stdio,
+    StdinStream,
     SupError,
     TimeoutExpired,
 ):
@@ -63,6 +68,7 @@ def library_version() -> int:
 
 __all__ = [
     "Args",
+    "AsyncProcess",
     "CalledProcessError",
     "CompletedProcess",
     "DEVNULL",
@@ -77,10 +83,19 @@ __all__ = [
     "Result",
     "STDOUT",
     "SpecError",
+    "SpecTypeError",
+    "StdinStream",
     "Stdio",
     "StdioArg",
     "SupError",
     "TimeoutExpired",
+    "call",
+    "check_call",
+    "check_output",
+    "create_subprocess_exec",
+    "create_subprocess_shell",
+    "getoutput",
+    "getstatusoutput",
     "library_path",
     "library_version",
     "run",

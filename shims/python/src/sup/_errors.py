@@ -57,6 +57,12 @@ class SpecError(SupError, ValueError):
         super().__init__(code, detail)
 
 
+class SpecTypeError(SpecError, TypeError):
+    """A keyword of the wrong type (``timeout="5"``, ``env={"A": 1}``): a
+    TypeError, as subprocess raises it, and a :class:`SpecError` naming the
+    keyword."""
+
+
 def strerror(code: int) -> str:
     """The library's name for an error code."""
     return _lib.api().strerror(code).decode()
@@ -71,16 +77,20 @@ def spec_error_from_detail(detail: str) -> SpecError:
 
 
 def os_error(code: int, detail: str, filename: Optional[object] = None) -> OSError:
-    """An OSError whose class follows the errno, as subprocess raises them."""
+    """An OSError whose class follows the errno, as subprocess raises them.
+
+    ``strerror`` is ``os.strerror(errno)``, as subprocess's; sup's detail is
+    the ``detail`` attribute and a note shown with the traceback.
+    """
     err = -code
     message = os.strerror(err)
-    if detail:
-        message = f"{message} ({detail})"
-    if filename is None:
-        return OSError(err, message)
     # OSError(errno, strerror, filename) picks FileNotFoundError, PermissionError,
     # NotADirectoryError, IsADirectoryError ... from errno, as the built-ins do.
-    return OSError(err, message, filename)
+    e = OSError(err, message) if filename is None else OSError(err, message, filename)
+    e.detail = detail  # type: ignore[attr-defined]
+    if detail and hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(f"sup: {detail}")
+    return e
 
 
 def check(code: int, what: str) -> int:

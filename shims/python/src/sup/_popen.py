@@ -12,6 +12,7 @@ the last of them goes, so no call can be under way when it is released.
 from __future__ import annotations
 
 import asyncio
+import errno as _errno
 import io
 import locale
 import math
@@ -23,12 +24,14 @@ import time
 import warnings
 import ctypes
 from collections import abc as _abc
-from types import TracebackType
+from types import GenericAlias, TracebackType
 from typing import (
     IO,
     Any,
+    AnyStr,
     AsyncIterator,
     Dict,
+    Generic,
     Iterator,
     List,
     Literal,
@@ -44,6 +47,7 @@ from . import _lib, _spec
 from ._errors import (
     CalledProcessError,
     SpecError,
+    SpecTypeError,
     SupError,
     TimeoutExpired,
     OutputGap,
@@ -53,7 +57,15 @@ from ._errors import (
 )
 from ._result import CompletedProcess, Outcome, Result, from_handle
 from ._spec import PIPE, STDOUT, Env, EnvUpdate, StdioArg, StrOrBytesPath
-from ._streams import OutputReader, Source, StdinWriter, TextOutputReader, readable
+from ._streams import (
+    OutputReader,
+    Source,
+    StdinWriter,
+    TextOutputReader,
+    decode_cut,
+    gap_mark,
+    readable,
+)
 
 StreamName = Literal["stdout", "stderr"]
 #: What args= accepts, as typeshed types subprocess's: one program (a str,
@@ -76,6 +88,10 @@ def _spawn_error(code: int, detail: str, part: int, argv0: object, cwd: object) 
     if code <= _lib.EINTERNAL:
         return SupError(code, detail or "internal error in libsup")
     if part == _lib.PART_EXEC:
+        if cwd is not None and not os.path.isdir(cwd):  # type: ignore[arg-type]
+            # subprocess's child changes directory before it execs: a bad
+            # cwd is what it reports, whatever the program.
+            return os_error(-(_errno.ENOENT if not os.path.exists(cwd) else _errno.ENOTDIR), detail, cwd)  # type: ignore[arg-type]
         return os_error(code, detail, argv0)
     if part == _lib.PART_CWD:
         return os_error(code, detail, cwd)
@@ -100,19 +116,64 @@ def _text_codec(
     return (encoding or locale.getpreferredencoding(False), errors or "strict")
 
 
-def _decode(data: bytes, codec: Optional[Tuple[str, str]]) -> Any:
+def _decode(
+    data: bytes, codec: Optional[Tuple[str, str]], cut: Optional[int] = None, skipped: int = 0
+) -> Any:
+    """A whole stream as run() returns it: bytes, or text decoded as
+    subprocess does; where max_output dropped ``skipped`` bytes after
+    ``cut``, the gap is marked (:func:`_streams.gap_mark`)."""
     if codec is None:
+        if skipped and cut is not None:
+            return data[:cut] + gap_mark(skipped) + data[cut:]
         return data
-    return data.decode(*codec).replace("\r\n", "\n").replace("\r", "\n")
+    text = decode_cut(data, cut, skipped, *codec)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-class Popen:
+_REFUSED = "sup runs the child itself"
+
+
+def _subprocess_keywords(kw: Dict[str, Any]) -> None:
+    """subprocess.Popen's keywords that sup takes only at the value where
+    they mean what sup does anyway (so that code spelling them out runs);
+    any other value is a TypeError naming the keyword and why."""
+    why = {
+        "executable": (None, "argv[0] is the program sup runs"),
+        "preexec_fn": (None, "no Python runs in sup's child between fork and exec"),
+        "close_fds": (True, "sup's child gets no descriptor but 0, 1 and 2 (pass_fds needs libsup 0.4)"),
+        "pass_fds": ((), "sup's child gets no descriptor but 0, 1 and 2 (needs libsup 0.4's \"fds\")"),
+        "restore_signals": (True, "sup's child starts with every signal at its default (keeping ignored ones needs libsup 0.4)"),
+        "start_new_session": (False, "sup's child leads a process group of its own, not a session (pty=True gives a session)"),
+        "process_group": (0, "sup's child leads a process group of its own: process_group=0 is what it does"),
+        "user": (None, "needs libsup 0.4"),
+        "group": (None, "needs libsup 0.4"),
+        "extra_groups": (None, "needs libsup 0.4"),
+        "umask": (-1, "sup's child keeps the host's umask"),
+        "pipesize": (-1, "sup sizes its pipes itself"),
+        "startupinfo": (None, "Windows only"),
+        "creationflags": (0, "Windows only"),
+    }
+    for key, value in kw.items():
+        ok, reason = why[key]
+        if value is None or value == ok or (key == "pass_fds" and not value and not isinstance(value, (str, bytes))):
+            continue
+        if key == "process_group" and value is not None and value != 0:
+            raise SpecTypeError(f"process_group: only 0 (or None): {reason}, not {value!r}")
+        raise SpecTypeError(f"{key}: {value!r} is not supported: {reason}")
+
+
+class Popen(Generic[AnyStr]):
     """A child running under supervision, with subprocess.Popen's interface.
 
     ``stdin``/``stdout``/``stderr`` take ``PIPE``, ``DEVNULL``, ``STDOUT``
-    (stderr only), ``None`` (the default: stdin inherited; output shown on
-    the host's stdout/stderr while sup still captures it) or ``sup.INHERIT``
-    (the host's descriptor, not captured). With ``PIPE``, ``p.stdin`` is a
+    (stderr only), ``None`` (the default: the host's descriptor itself, as
+    in subprocess; with ``idle_timeout``/``first_output_timeout`` the output
+    is copied there by sup, which must see it) or
+    ``sup.INHERIT`` (the host's descriptor, never copied). subprocess's
+    other keywords are taken at the values that mean what sup does
+    (``close_fds=True``, ``pass_fds=()``, ``bufsize``, ...); another value
+    raises :class:`sup.SpecTypeError` (a TypeError) saying why. Every byte
+    is kept unless ``max_output`` caps it. With ``PIPE``, ``p.stdin`` is a
     writable and ``p.stdout``/``p.stderr`` readable file objects (text with
     ``text=True``/``encoding``/``errors``). ``env`` is the child's whole
     environment, as in subprocess; ``env_update`` changes the inherited one.
@@ -121,7 +182,12 @@ class Popen:
     ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
     ``max_output``, ``backpressure``, ``pty``, ``contain``, ``require_sentinel``,
     ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
-    ``kill_on_exit``: see :func:`sup.run`. With ``pty``, ``stdin=PIPE``
+    ``kill_on_exit``: see :func:`sup.run`. ``tty_foreground=True`` (the
+    default of run(), call() and the other functions that wait): an
+    inherited stdin that is the terminal of a host in its foreground is
+    handed to the child while it runs, so that it can read it; the host
+    must not read the terminal meanwhile (it would stop). A Popen's child
+    without it stops on reading the terminal, as a background job. With ``pty``, ``stdin=PIPE``
     types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
     to the terminal too (None or STDOUT).
 
@@ -134,18 +200,24 @@ class Popen:
 
     args: Args
     pid: int
+    #: Popen[bytes] / Popen[str] in annotations, as subprocess.Popen.
+    __class_getitem__ = classmethod(GenericAlias)  # type: ignore[var-annotated]
     stdin: Optional[IO[Any]]
     stdout: Optional[IO[Any]]
     stderr: Optional[IO[Any]]
 
     def __init__(
-        self,
+        self: "Popen[Any]",
         args: Args,
-        *,
+        bufsize: Optional[int] = -1,
+        executable: Optional[StrOrBytesPath] = None,
         stdin: StdioArg = None,
         stdout: StdioArg = None,
         stderr: StdioArg = None,
-        shell: bool = False,
+        preexec_fn: Optional[Any] = None,
+        close_fds: bool = True,
+        shell: Any = False,
+        *,
         cwd: Optional[StrOrBytesPath] = None,
         env: Optional[Env] = None,
         env_update: Optional[EnvUpdate] = None,
@@ -165,8 +237,20 @@ class Popen:
         backpressure: Optional[int] = None,
         pty: Union[bool, Tuple[int, int]] = False,
         contain: Optional[str] = None,
-    cgroup_parent: Optional[StrOrBytesPath] = None,
-    require_sentinel: bool = False,
+        cgroup_parent: Optional[StrOrBytesPath] = None,
+        tty_foreground: bool = False,
+        require_sentinel: bool = False,
+        pass_fds: Sequence[int] = (),
+        restore_signals: bool = True,
+        start_new_session: bool = False,
+        process_group: Optional[int] = None,
+        user: Optional[Any] = None,
+        group: Optional[Any] = None,
+        extra_groups: Optional[Any] = None,
+        umask: int = -1,
+        pipesize: int = -1,
+        startupinfo: Optional[Any] = None,
+        creationflags: int = 0,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
         self._result: Optional[Result] = None
@@ -178,6 +262,27 @@ class Popen:
         self._comm: List[List[Any]] = [[], []]  # what communicate() read before a TimeoutExpired
         self._comm_view: Optional[memoryview] = None  # input it had not sent yet
         self._codec = _text_codec(text, encoding, errors, universal_newlines)
+        self._communication_started = False
+        self._subprocess_keywords = dict(
+            executable=executable, preexec_fn=preexec_fn, close_fds=close_fds, pass_fds=pass_fds,
+            restore_signals=restore_signals, start_new_session=start_new_session,
+            process_group=process_group, user=user, group=group, extra_groups=extra_groups,
+            umask=umask, pipesize=pipesize, startupinfo=startupinfo, creationflags=creationflags,
+        )
+        _subprocess_keywords(self._subprocess_keywords)
+        if bufsize is None:
+            bufsize = -1  # as subprocess
+        if isinstance(bufsize, bool) or not isinstance(bufsize, int):
+            raise SpecTypeError(f"bufsize: must be an int, not {bufsize!r}")
+        if bufsize == 1 and self._codec is None:
+            warnings.warn(
+                "line buffering (buffering=1) isn't supported in binary mode, "
+                "the default buffer size will be used",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        # The cut of a capped stream: the library keeps the first half.
+        self._cut = None if max_output is None else max_output // 2
         self._kill_on_exit = bool(kill_on_exit)
         self._routes = (stdin, stdout, stderr)
         self._pty = pty is not False
@@ -207,6 +312,7 @@ class Popen:
             contain=contain,
             cgroup_parent=cgroup_parent,
             require_sentinel=require_sentinel,
+            tty_foreground=tty_foreground,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
@@ -232,12 +338,18 @@ class Popen:
         self.pid = a.pid(self._h.ptr)
         if stdin == PIPE:
             raw = self._stdin_raw = StdinWriter(self._h)
-            w = io.BufferedWriter(raw)
-            self.stdin = (
-                w
-                if self._codec is None
-                else io.TextIOWrapper(w, encoding=self._codec[0], errors=self._codec[1], write_through=True)
-            )
+            if bufsize == 0 and self._codec is None:
+                self.stdin = cast(IO[Any], raw)  # unbuffered, as subprocess's bufsize=0
+            else:
+                w = io.BufferedWriter(raw, bufsize if bufsize > 1 else io.DEFAULT_BUFFER_SIZE)
+                self.stdin = (
+                    w
+                    if self._codec is None
+                    else io.TextIOWrapper(
+                        w, encoding=self._codec[0], errors=self._codec[1],
+                        write_through=True, line_buffering=bufsize == 1,
+                    )
+                )
         if stdout == PIPE:
             self.stdout = self._reader(_lib.STDOUT)
         if stderr == PIPE and not self._pty:
@@ -430,8 +542,9 @@ class Popen:
         """
         if input is not None and self.stdin is None:
             raise ValueError("communicate: input needs stdin=PIPE")
-        if self._comm_view is not None and input:
+        if self._communication_started and input:
             raise ValueError("Cannot send input after starting communication")
+        self._communication_started = True
         deadline = None if timeout is None else time.monotonic() + timeout
         view, self._comm_view = self._comm_view or memoryview(b""), None
         if self.stdin is not None and not self.stdin.closed and not view:
@@ -470,7 +583,10 @@ class Popen:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._comm_view = view  # the rest goes with the next communicate()
-                    raise TimeoutExpired(self.args, cast(float, timeout))
+                    # The bytes so far, as subprocess gives them (bytes even
+                    # in text mode); kept for the next call too.
+                    so_far = [self._so_far(parts) for parts in self._comm]
+                    raise TimeoutExpired(self.args, cast(float, timeout), so_far[0], so_far[1])
                 ms = math.ceil(left * 1000)
             self._poll_any(ms, raw if view else None)
         result: List[Any] = [None, None]
@@ -483,6 +599,11 @@ class Popen:
             parts, self._comm[i] = self._comm[i], []
             result[i] = ("" if self._codec else b"").join(parts)
         return result[0], result[1]
+
+    def _so_far(self, parts: List[Any]) -> Optional[bytes]:
+        data = [p.encode(*self._codec) if isinstance(p, str) and self._codec else p for p in parts]
+        joined = b"".join(data)
+        return joined or None
 
     def _close_stdin(self) -> None:
         if self.stdin is not None:
@@ -577,7 +698,7 @@ class Popen:
         for src in sources:
             src.close()
 
-    def __enter__(self) -> Popen:
+    def __enter__(self) -> Popen[AnyStr]:
         return self
 
     def __exit__(
@@ -605,7 +726,7 @@ class Popen:
         finally:
             self.close()  # aborts only a child still running (Ctrl-C in the wait)
 
-    async def __aenter__(self) -> Popen:
+    async def __aenter__(self) -> Popen[AnyStr]:
         return self
 
     async def __aexit__(
@@ -664,7 +785,7 @@ def _run_popen(
     timeout: Optional[float],
     max_runtime: Optional[float],
     kw: Dict[str, Any],
-) -> Popen:
+) -> Popen[Any]:
     if capture_output:
         if stdout is not None or stderr is not None:
             raise ValueError("stdout and stderr arguments may not be used with capture_output.")
@@ -672,6 +793,8 @@ def _run_popen(
     if timeout is not None and max_runtime is not None:
         raise SpecError("timeout: give timeout (raises TimeoutExpired) or max_runtime (returns), not both")
     _spec.seconds_ms(timeout, "timeout", False)  # named as the caller named it
+    # run() waits without reading the terminal: the child may have it.
+    kw.setdefault("tty_foreground", True)
     p = Popen(
         args,
         stdin=stdin,
@@ -686,13 +809,20 @@ def _run_popen(
     return p
 
 
-def _completed(p: Popen, r: Result, timeout: Optional[float], check: bool) -> CompletedProcess:
+def _completed(p: Popen[Any], r: Result, timeout: Optional[float], check: bool) -> CompletedProcess:
     routes = p._routes
-    out = _decode(r.stdout, p._codec) if routes[1] == PIPE else None
-    err = _decode(r.stderr, p._codec) if routes[2] == PIPE and not p._pty else None
+    piped = (routes[1] == PIPE, routes[2] == PIPE and not p._pty)
     rc = _returncode(r)
     if timeout is not None and r.outcome is Outcome.MAX_RUNTIME:
-        raise TimeoutExpired(p.args, timeout, out, err, r)
+        # Bytes, as subprocess.run gives them even with text=True.
+        raise TimeoutExpired(
+            p.args, timeout,
+            _decode(r.stdout, None, p._cut, r.stdout_omitted) if piped[0] else None,
+            _decode(r.stderr, None, p._cut, r.stderr_omitted) if piped[1] else None,
+            r,
+        )
+    out = _decode(r.stdout, p._codec, p._cut, r.stdout_omitted) if piped[0] else None
+    err = _decode(r.stderr, p._codec, p._cut, r.stderr_omitted) if piped[1] else None
     if check and rc:
         raise CalledProcessError(rc, p.args, out, err, r)
     return CompletedProcess(p.args, rc, out, err, r)
@@ -706,7 +836,7 @@ def run(
     stdout: StdioArg = None,
     stderr: StdioArg = None,
     capture_output: bool = False,
-    shell: bool = False,
+    shell: Any = False,
     cwd: Optional[StrOrBytesPath] = None,
     timeout: Optional[float] = None,
     check: bool = False,
@@ -728,6 +858,8 @@ def run(
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
     require_sentinel: bool = False,
+    tty_foreground: bool = True,
+    **popen_kwargs: Any,
 ) -> CompletedProcess:
     """Run ``args`` under supervision; subprocess.run's keywords and meanings.
 
@@ -743,7 +875,8 @@ def run(
     stderr; ``first_output_timeout`` seconds to the first byte;
     ``max_runtime`` like timeout but returning (``outcome`` says
     MAX_RUNTIME); ``max_output`` bytes kept per stream (head and newest
-    tail; default 16 MiB); ``backpressure`` bytes a live reader may lag
+    tail, the cut marked in ``stdout``/``stderr``; default: every byte, the
+    library's largest cap); ``backpressure`` bytes a live reader may lag
     before the child is held back; ``env_update`` variables to set on top of
     the inherited environment (None removes one); ``pty`` True or
     (rows, cols): the child on a pseudo-terminal (its output is the stdout
@@ -753,6 +886,12 @@ def run(
     (OSError, errno ENOTSUP) that only the main process's death would tie
     to this process (``result.json["host_death"]`` is then
     "main_process"). Those endings return normally.
+
+    ``tty_foreground`` (default True here): a child given the host's
+    terminal as stdin gets the terminal's foreground while it runs, so it
+    reads it as subprocess's child does (False: it stops on reading, as a
+    background job). :func:`run_async` defaults to False: the event loop
+    may read the terminal meanwhile.
 
     A KeyboardInterrupt interrupts the child gracefully, waits for its end
     (a second Ctrl-C aborts it), and is re-raised. Any other exception
@@ -765,7 +904,8 @@ def run(
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
              pty=pty, contain=contain, cgroup_parent=cgroup_parent,
-             require_sentinel=require_sentinel),
+             require_sentinel=require_sentinel,
+             tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:
         try:
@@ -790,7 +930,7 @@ async def run_async(
     stdout: StdioArg = None,
     stderr: StdioArg = None,
     capture_output: bool = False,
-    shell: bool = False,
+    shell: Any = False,
     cwd: Optional[StrOrBytesPath] = None,
     timeout: Optional[float] = None,
     check: bool = False,
@@ -812,6 +952,8 @@ async def run_async(
     contain: Optional[str] = None,
     cgroup_parent: Optional[StrOrBytesPath] = None,
     require_sentinel: bool = False,
+    tty_foreground: bool = False,
+    **popen_kwargs: Any,
 ) -> CompletedProcess:
     """:func:`run` for asyncio: awaits on the event loop, no thread.
 
@@ -824,7 +966,8 @@ async def run_async(
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
              pty=pty, contain=contain, cgroup_parent=cgroup_parent,
-             require_sentinel=require_sentinel),
+             require_sentinel=require_sentinel,
+             tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:
         r = await p._wait_result_async()

@@ -21,7 +21,7 @@ import sys
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
-from ._errors import SpecError
+from ._errors import SpecError, SpecTypeError
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: ``env=``: the child's whole environment, typed as typeshed types subprocess's.
@@ -48,6 +48,23 @@ INHERIT = Stdio.INHERIT
 
 #: What stdin=, stdout= and stderr= accept.
 StdioArg = Union[int, Stdio, None]
+
+#: max_output's default: the largest cap the library takes (1 TiB; its
+#: buffer grows with what is written), so that what mirrors subprocess keeps
+#: every byte. A smaller cap is opt-in.
+KEEP_ALL = 1 << 40
+
+
+def host_tty_foreground() -> bool:
+    """True when the host's stdin is a terminal whose foreground process group
+    is the host's own: a child given that stdin must be made the foreground
+    (it runs in a group of its own) to read it, as subprocess's child, in the
+    host's group, can."""
+    try:
+        return os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False
+
 
 _ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\"}
 _NEEDS_ESCAPE = re.compile(rb'[\x00-\x1f"\\]')
@@ -80,7 +97,7 @@ def _fsbytes(value: object, key: str) -> bytes:
     try:
         raw = os.fsencode(value)  # type: ignore[arg-type]
     except TypeError:
-        raise SpecError(
+        raise SpecTypeError(
             f"{key}: must be str, bytes or os.PathLike, not {type(value).__name__}"
         ) from None
     if b"\0" in raw:
@@ -93,7 +110,7 @@ def seconds_ms(value: Optional[float], key: str, allow_zero: bool) -> Optional[i
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SpecError(f"{key}: must be a number of seconds or None, not {value!r}")
+        raise SpecTypeError(f"{key}: must be a number of seconds or None, not {value!r}")
     if math.isnan(value) or value < 0:
         raise SpecError(f"{key}: must be a non-negative number of seconds, not {value!r}")
     if math.isinf(value):
@@ -115,7 +132,7 @@ def _signal_number(value: Union[int, str, None]) -> Optional[int]:
             raise SpecError(f"signal: no such signal {value!r}")
         return n
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"signal: must be a signal number or name, not {value!r}")
+        raise SpecTypeError(f"signal: must be a signal number or name, not {value!r}")
     n = int(value)
     if not 1 <= n <= _signal.NSIG - 1:
         raise SpecError(f"signal: no such signal {n}")
@@ -131,16 +148,19 @@ def _route(value: StdioArg, key: str, allowed: Tuple[object, ...]) -> object:
             "None" if a is None else "sup.INHERIT" if a is INHERIT else f"sup.{_ROUTE_NAMES[a]}"  # type: ignore[index]
             for a in allowed
         )
-        extra = ""
         if hasattr(value, "fileno") or (type(value) is int and value >= 0):
-            extra = " (a file or descriptor is not supported: sup runs the child's stdio itself)"
-        raise SpecError(f"{key}: must be one of {names}, not {value!r}{extra}")
+            # subprocess takes it: refused as the other keywords sup cannot honour yet.
+            raise SpecTypeError(
+                f"{key}: must be one of {names}, not {value!r} (a file or descriptor "
+                "is not supported until libsup 0.4: sup runs the child's stdio itself)"
+            )
+        raise SpecError(f"{key}: must be one of {names}, not {value!r}")
     return value
 
 
 def _env_items(mapping: object, key: str, allow_none: bool) -> List[Tuple[bytes, Optional[bytes]]]:
     if not isinstance(mapping, Mapping):
-        raise SpecError(f"{key}: must be a mapping, not {type(mapping).__name__}")
+        raise SpecTypeError(f"{key}: must be a mapping, not {type(mapping).__name__}")
     out: List[Tuple[bytes, Optional[bytes]]] = []
     for name, value in mapping.items():
         raw = _fsbytes(name, key)
@@ -148,7 +168,7 @@ def _env_items(mapping: object, key: str, allow_none: bool) -> List[Tuple[bytes,
             raise SpecError(f"{key}: invalid variable name {name!r}")
         if value is None:
             if not allow_none:
-                raise SpecError(
+                raise SpecTypeError(
                     f"{key}: the value of {name!r} is None (env= is the whole environment; "
                     "env_update={name: None} removes a variable)"
                 )
@@ -180,6 +200,7 @@ def build(
     contain: Optional[str],
     cgroup_parent: Optional[StrOrBytesPath],
     require_sentinel: bool = False,
+    tty_foreground: bool = False,
 ) -> bytes:
     """The spec's JSON text, as bytes. ``args`` is already a list."""
     argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
@@ -236,7 +257,18 @@ def build(
             route = _route(stdin, "stdin", (None, PIPE, DEVNULL, INHERIT))
             name = {None: b"inherit", INHERIT: b"inherit", PIPE: b"pipe", DEVNULL: b"null"}[route]  # type: ignore[index]
             parts.append(b'"stdin":"' + name + b'"')
-        out_names = {None: b"tee", PIPE: b"pipe", DEVNULL: b"null", INHERIT: b"inherit"}
+            if tty_foreground is not True and tty_foreground is not False:
+                raise SpecTypeError(f"tty_foreground: must be True or False, not {tty_foreground!r}")
+            if tty_foreground and name == b"inherit" and host_tty_foreground():
+                # The child's group gets the terminal while it runs (and the
+                # host's group back after): a read neither stops on SIGTTIN
+                # nor hangs.
+                parts.append(b'"tty_foreground":true')
+        # None is the host's descriptor itself, as in subprocess (a terminal
+        # stays a terminal, a closed reader gives the child EPIPE), unless an
+        # idle clock must see the bytes: then sup's copy ("tee").
+        watched = idle_timeout is not None or first_output_timeout is not None
+        out_names = {None: b"tee" if watched else b"inherit", PIPE: b"pipe", DEVNULL: b"null", INHERIT: b"inherit"}
         route = _route(stdout, "stdout", (None, PIPE, DEVNULL, INHERIT))
         if route is not PIPE:  # "pipe" is the library's default
             parts.append(b'"stdout":"' + out_names[route] + b'"')  # type: ignore[index]
@@ -263,13 +295,15 @@ def build(
         parts.append(b'"on_timeout":"kill"')
 
     for spec_key, count, kw in (
-        (b"max_output_bytes", max_output, "max_output"),
+        (b"max_output_bytes", KEEP_ALL if max_output is None else max_output, "max_output"),
         (b"backpressure_bytes", backpressure, "backpressure"),
     ):
         if count is None:
             continue
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise SpecError(f"{kw}: must be a non-negative int (bytes), not {count!r}")
+            raise (SpecError if isinstance(count, int) else SpecTypeError)(
+                f"{kw}: must be a non-negative int (bytes), not {count!r}"
+            )
         parts.append(b'"%s":%d' % (spec_key, count))
 
     if contain is not None:
@@ -284,11 +318,12 @@ def build(
     return b",".join(parts) + b"}"
 
 
-def argv(args: object, shell: bool) -> List[StrOrBytesPath]:
+def argv(args: object, shell: object) -> List[StrOrBytesPath]:
     """subprocess's reading of args: a str, bytes or path is one program;
     with shell=True, ``/bin/sh -c`` runs the first item."""
-    if not isinstance(shell, bool):
-        raise SpecError(f"shell: must be True or False, not {shell!r}")
+    shell = bool(shell)  # any truthy value, as subprocess reads it
+    if shell and isinstance(args, os.PathLike):
+        raise SpecTypeError("args: a path-like args is not allowed when shell is true")
     if isinstance(args, (str, bytes, os.PathLike)):
         items: List[StrOrBytesPath] = [args]
     else:

@@ -32,6 +32,41 @@ from ._errors import OutputGap, check
 _CHUNK = 65536
 
 
+def gap_mark(skipped: int) -> bytes:
+    """What a whole-stream result (communicate(), run()'s CompletedProcess)
+    holds where ``max_output`` dropped bytes: never head and tail glued."""
+    return b"\n[sup: %d bytes omitted (max_output)]\n" % skipped
+
+
+def is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+def resync(data: bytes, utf8: bool) -> bytes:
+    """The bytes after a gap from the first whole character: a cut can land
+    inside a UTF-8 sequence, whose continuation bytes would not decode."""
+    if not utf8:
+        return data
+    i = 0
+    while i < min(3, len(data)) and data[i] & 0xC0 == 0x80:
+        i += 1
+    return data[i:]
+
+
+def decode_cut(
+    raw: bytes, cut: Optional[int], skipped: int, encoding: str, errors: str
+) -> str:
+    """Text of a result whose bytes ``cut:`` follow a gap of ``skipped``
+    bytes (none when ``skipped`` is 0): each side decodes on its own, a
+    character split by the cut is dropped, and the gap is marked."""
+    if not skipped or cut is None:
+        return raw.decode(encoding, errors)
+    dec = codecs.getincrementaldecoder(encoding)(errors)
+    head = dec.decode(raw[:cut], final=False)  # an unfinished character is the cut's
+    tail = resync(raw[cut:], is_utf8(encoding)).decode(encoding, errors)
+    return head + gap_mark(skipped).decode() + tail
+
+
 def _bytes_filler() -> Optional[Callable[[int], bytes]]:
     """CPython's PyBytes_FromStringAndSize(NULL, n): a new bytes object whose
     n bytes are for its maker to fill before anyone else sees it (the C API's
@@ -207,6 +242,15 @@ class _Segments:
         """The stream's readiness fd (for communicate's poll)."""
         return self._src.fileno()
 
+    def _readiness_fileno(self) -> int:
+        """``p.stdout.fileno()``: readable while bytes wait to be read (or the
+        result is final), so select()/poll()/selectors work as on
+        subprocess's pipe; the bytes themselves come through this object's
+        reads, not os.read on the descriptor (sup reads the child's pipe)."""
+        if getattr(self, "closed", False):
+            raise ValueError("I/O operation on closed file")
+        return self._src.fileno()
+
     def _gap_first(self, src: Source, empty: bool) -> None:
         if empty and self._gap:
             gap, self._gap = self._gap, 0
@@ -252,6 +296,9 @@ class OutputReader(io.BufferedIOBase, _Segments):
     def readable(self) -> bool:
         return True
 
+    def fileno(self) -> int:
+        return self._readiness_fileno()
+
     def drain(self, block: bool) -> bytes:
         """What is there (block: everything to the end), gaps joined as in
         the result: for communicate()."""
@@ -263,7 +310,7 @@ class OutputReader(io.BufferedIOBase, _Segments):
             if got is None:
                 self._eof = True
             elif isinstance(got, int):
-                continue
+                out += gap_mark(got)
             elif not got:
                 break
             else:
@@ -438,6 +485,7 @@ class TextOutputReader(io.TextIOBase, _Segments):
         self._encoding = encoding
         self._errors = errors
         self._dec = self._decoder()
+        self._after_gap = False  # the next bytes follow a gap: resync()
         self._buf = ""
 
     def _decoder(self) -> io.IncrementalNewlineDecoder:
@@ -456,17 +504,25 @@ class TextOutputReader(io.TextIOBase, _Segments):
         if self._gap or self._eof:
             return False
         got = self._src.next(True)
-        if got is None or isinstance(got, int):
-            # A segment's last bytes decode on their own: nothing joins the gap.
+        if got is None:
             self._buf += self._dec.decode(b"", final=True)
-            self._dec = self._decoder()
-            if got is None:
-                self._eof = True
-            else:
-                self._gap = got
+            self._eof = True
             return False
-        self._buf += self._dec.decode(got)
+        if isinstance(got, int):
+            # A segment's last bytes decode on their own: nothing joins the
+            # gap, and a character the gap split is dropped, not an error.
+            self._dec = self._decoder()
+            self._after_gap = True
+            self._gap = got
+            return False
+        self._buf += self._dec.decode(self._resync(got))
         return True
+
+    def _resync(self, got: bytes) -> bytes:
+        if not self._after_gap:
+            return got
+        self._after_gap = False
+        return resync(got, is_utf8(self._encoding))
 
     def _start(self) -> None:
         if self.closed:
@@ -482,6 +538,9 @@ class TextOutputReader(io.TextIOBase, _Segments):
     def readable(self) -> bool:
         return True
 
+    def fileno(self) -> int:
+        return self._readiness_fileno()
+
     def drain(self, block: bool) -> str:
         """What is there (block: everything to the end), gaps joined as in
         the result: for communicate()."""
@@ -493,11 +552,13 @@ class TextOutputReader(io.TextIOBase, _Segments):
                 self._eof = True
                 out += self._dec.decode(b"", final=True)
             elif isinstance(got, int):
-                continue
+                self._dec = self._decoder()  # a character the gap split is dropped
+                self._after_gap = True
+                out += gap_mark(got).decode()
             elif not got:
                 break
             else:
-                out += self._dec.decode(got)
+                out += self._dec.decode(self._resync(got))
         return out
 
     def read(self, size: Optional[int] = -1) -> str:
@@ -569,6 +630,7 @@ class StdinWriter(io.RawIOBase):
         super().__init__()
         self._h = handle
         self._fd: Optional[int] = None
+        self._fd_id: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the dup
 
     def writable(self) -> bool:
         return True
@@ -603,11 +665,23 @@ class StdinWriter(io.RawIOBase):
         check(rc, "sup_input_write")
         return 0
 
+    def fileno(self) -> int:
+        """The stdin pipe's write end (a dup of sup_input_fd, closed with
+        ``p.stdin``): what subprocess code does with ``p.stdin.fileno()``
+        works, select()/poll() for room and ``os.write`` (EPIPE raises
+        BrokenPipeError, Python ignoring SIGPIPE). With ``pty`` it is the
+        terminal's master."""
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+        return self.fileno_for_poll()
+
     def fileno_for_poll(self) -> int:
         """A dup of sup_input_fd, writable when the pipe has room."""
         if self._fd is None:
             h = self._h
-            self._fd = os.dup(check(h.api.input_fd(h.ptr), "sup_input_fd"))
+            fd = os.dup(check(h.api.input_fd(h.ptr), "sup_input_fd"))
+            st = os.fstat(fd)
+            self._fd, self._fd_id = fd, (st.st_dev, st.st_ino)
         return self._fd
 
     def close(self) -> None:
@@ -625,6 +699,17 @@ class StdinWriter(io.RawIOBase):
                 check(rc, "sup_input_close")
         finally:
             if self._fd is not None:
-                os.close(self._fd)
+                self._close_dup(self._fd)
                 self._fd = None
             super().close()
+
+    def _close_dup(self, fd: int) -> None:
+        # fileno() hands this dup out, and subprocess code may close it
+        # itself (os.close(p.stdin.fileno())): its number may since name
+        # another file, which must not be closed here.
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) == self._fd_id:
+            os.close(fd)

@@ -94,8 +94,29 @@ async def with_asyncio() -> int:
     return r.returncode + rc
 
 
+
+def as_subprocess_code_spells_it() -> str:
+    p: sup.Popen[bytes] = sup.Popen(["true"], stdin=sup.PIPE, close_fds=True, shell=False)
+    assert p.stdin is not None
+    fd: int = p.stdin.fileno()
+    print(fd, p.wait())
+    rc: int = sup.call(["true"]) + sup.check_call(["true"])
+    status, text = sup.getstatusoutput("echo hi")
+    out: bytes = sup.check_output(["echo", "x"])
+    return f"{rc} {status} {text} {out!r} {sup.getoutput('echo a')}"
+
+
+async def like_asyncio_subprocess() -> bytes:
+    proc = await sup.create_subprocess_exec("cat", stdin=sup.PIPE, stdout=sup.PIPE, idle_timeout=30.0)
+    out, _ = await proc.communicate(b"x")
+    rc: int = await proc.wait()
+    assert proc.stdout is None or isinstance(proc.stdout, asyncio.StreamReader)
+    return (out or b"") + bytes([rc])
+
 if __name__ == "__main__":
     env_as_subprocess_takes_it()
     swapped_from_subprocess()
     live_output_with_gaps()
     asyncio.run(with_asyncio())
+    as_subprocess_code_spells_it()
+    asyncio.run(like_asyncio_subprocess())
