@@ -33,7 +33,8 @@ stamp() { printf '[%3d:%02d] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - sta
 
 # The passes: build dir, the compilers, meson setup's options, the tests
 # (as `meson test` takes them; empty: all of them).
-TSAN_TESTS=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read)
+TSAN_TESTS=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read
+            expire input-wait hardening tee-writer routing fds)
 CLANG_TESTS=(--no-suite bench --no-suite lua)
 passes=(build build-asan)
 $tsan && passes+=(build-tsan)
