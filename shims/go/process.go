@@ -109,6 +109,7 @@ type handle struct {
 	contain Containment
 	copies  sync.WaitGroup // copies to Cmd.Stdout and Cmd.Stderr writers
 	copyErr error          // under filesMu
+	ctxErr  error          // the Start context's cause once it was done; under filesMu
 	closing chan struct{}  // closed by close
 }
 
@@ -163,6 +164,7 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	var part C.int
 	var rc C.int
 	blockingCall(func() { rc = C.sup_spawn_v2(cspec, &cp, errbuf, C.SUP_ERRBUF_SIZE, &part) })
+	runtime.KeepAlive(c) // its *os.File fields: their descriptors are in the spec
 	if rc < 0 {
 		err := &Error{Op: "start", Code: syscall.Errno(-rc), Detail: C.GoString(errbuf), Part: Part(part)}
 		in.failed(err)
@@ -187,7 +189,12 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	}
 	var stop func() bool
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = h.interrupt() })
+		stop = context.AfterFunc(ctx, func() {
+			h.filesMu.Lock()
+			h.ctxErr = context.Cause(ctx)
+			h.filesMu.Unlock()
+			_ = h.interrupt()
+		})
 	}
 	p := &Process{h: h}
 	in.started(h)
@@ -345,6 +352,9 @@ func (p *Process) watch(f *os.File, stop func() bool) {
 		h.waitCopies()
 		h.resErr = h.res.Err()
 		h.filesMu.Lock()
+		if ee, ok := h.resErr.(*ExitError); ok && h.ctxErr != nil && h.res.Outcome == Interrupted {
+			ee.ctxErr = h.ctxErr
+		}
 		if h.resErr == nil && h.stdinErr != nil {
 			h.resErr = &Error{Op: "stdin", Code: errnoOf(h.stdinErr), Detail: "reading Cmd.Stdin: " + h.stdinErr.Error(), cause: h.stdinErr}
 		}
