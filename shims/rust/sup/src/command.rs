@@ -636,10 +636,13 @@ impl Command {
         Ok(Child::from_raw(p, writable))
     }
 
-    /// [`spawn`](Command::spawn) on tokio's blocking pool, so that a slow
-    /// exec does not hold up the runtime's thread. Dropping the future
-    /// before it is ready ends the child once it has started. Needs a tokio
-    /// runtime.
+    /// [`spawn`](Command::spawn) for async code: the library clones the
+    /// child on the calling thread in tens of microseconds and waits only
+    /// for its exec, so this calls it directly, with no thread of tokio's
+    /// blocking pool (200 concurrent spawns keep the runtime's thread
+    /// count, as `tokio::process` does). A program on a slow (network)
+    /// file system holds the runtime's thread as long as its exec takes.
+    /// Needs a tokio runtime for the [`Child`]'s async waits and readers.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
@@ -651,12 +654,7 @@ impl Command {
     #[cfg(feature = "tokio")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn spawn_async(&self) -> Result<Child> {
-        let cmd = self.clone();
-        match tokio::task::spawn_blocking(move || cmd.spawn()).await {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => Err(Error::new(sup_sys::SUP_ECANCELED, None, "spawn_async: the runtime is shutting down".into())),
-        }
+        self.spawn()
     }
 
     /// Spawns and waits: [`spawn`](Command::spawn) then
