@@ -131,6 +131,21 @@ type Cmd struct {
 	// is made (ContainCgroup, ContainAuto); "" is the library's choice
 	// ($SUP_CGROUP_PARENT, else the host's own cgroup's).
 	CgroupParent string
+	// InputWaitTimeout ends the child (outcome IdleTimeout, Result.Phase
+	// PhaseInput) once it has waited this long for input it cannot get, as
+	// Process.InputWanted sees it; 0 is off.
+	InputWaitTimeout time.Duration
+	// Limits, when not nil, are resource limits for the child (see Limits).
+	Limits *Limits
+	// Sandbox, when not nil, confines what the child may write, read,
+	// execute and connect to (see Sandbox).
+	Sandbox *Sandbox
+	// Credential, when not nil, runs the child as that user and group, as
+	// os/exec's SysProcAttr.Credential: Uid, Gid, and Groups as its exact
+	// supplementary groups unless NoSetGroups. Needs a privileged host
+	// (else Start fails with EPERM).
+	Credential *syscall.Credential
+
 	// RequireSentinel refuses to start the child (an *Error with Code
 	// ENOTSUP saying why) where no sentinel runs, so that only its main
 	// process, not its tree, would die with the host
@@ -389,6 +404,10 @@ func (c *Cmd) spec() ([]byte, error) {
 		return nil, err
 	}
 	b, err = c.appendFds(b)
+	if err != nil {
+		return nil, err
+	}
+	b, err = c.appendConfinement(b)
 	if err != nil {
 		return nil, err
 	}

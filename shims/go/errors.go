@@ -68,7 +68,7 @@ func (e *Error) Unwrap() error { return e.Code }
 
 // Is reports whether the error matches exec.ErrNotFound (a program that is not
 // found), os.ErrClosed (an operation on a closed Process), os.ErrProcessDone
-// (Signal or Resize once the result is final) or, for Op "stdin",
+// (Signal, Resize or InputWanted once the result is final) or, for Op "stdin",
 // the error that reading Cmd.Stdin returned. Other targets are matched
 // through Unwrap.
 func (e *Error) Is(target error) bool {
@@ -81,7 +81,7 @@ func (e *Error) Is(target error) bool {
 	case os.ErrClosed:
 		return e.closed
 	case os.ErrProcessDone:
-		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize")
+		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize" || e.Op == "input_wanted")
 	}
 	return false
 }

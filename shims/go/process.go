@@ -431,6 +431,9 @@ func (h *handle) result() (*Result, error) {
 	if C.sup_result_host_death(p) == C.SUP_HOST_DEATH_TREE {
 		r.HostDeath = HostDeathTree
 	}
+	if err := r.setConfinement(C.GoString(C.sup_result(p))); err != nil {
+		return nil, &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "the library's result: " + err.Error()}
+	}
 	r.LeftoversEnded = -1
 	if v := C.sup_result_leftovers_ended(p); v >= 0 {
 		r.LeftoversEnded = int64(v)
