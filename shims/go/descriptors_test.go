@@ -1,8 +1,10 @@
 package sup_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +150,23 @@ func TestExtraFiles(t *testing.T) {
 	var se *sup.Error
 	if !errors.As(err, &se) || se.Part != sup.PartSpec || !strings.Contains(se.Detail, "fds.3") {
 		t.Fatalf("nil entry: %v", err)
+	}
+}
+
+// Output with Backpressure ends: Run reads the streams nobody else reads,
+// and the Result keeps every byte.
+func TestOutputWithBackpressureEnds(t *testing.T) {
+	c := sup.Command("sh", "-c", "seq 1 100000; seq 1 50000 >&2")
+	c.Backpressure = 4096
+	c.MaxRuntime = time.Minute // a hang fails the test instead of the run
+	out, err := c.Output(context.Background())
+	if err != nil || !bytes.Equal(out, seqOutput(100000)) {
+		t.Fatalf("Output: %v, %d bytes", err, len(out))
+	}
+	c.Stdout = io.Discard
+	c.Stderr = nil
+	res, err := c.Run(context.Background())
+	if err != nil || !bytes.Equal(res.Stderr, seqOutput(50000)) {
+		t.Fatalf("Run: %v", err)
 	}
 }

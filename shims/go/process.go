@@ -214,10 +214,17 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 // Result.Err); a command that could not start gives a nil Result and an
 // *Error. When ctx is done the process is interrupted and Run returns its
 // result, with outcome Interrupted.
+//
+// With Backpressure, Run reads (and drops) every captured stream that no
+// Stdout or Stderr writer takes, so that the child never waits for a
+// reader that does not exist: the Result still holds what was kept.
 func (c *Cmd) Run(ctx context.Context) (*Result, error) {
 	p, err := c.Start(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.Backpressure > 0 {
+		p.drainUnread()
 	}
 	defer p.Close()
 	return p.Wait(context.Background())
@@ -235,6 +242,22 @@ func (c *Cmd) Output(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return res.Stdout, err
+}
+
+// drainUnread reads to the end each captured stream that no copy to a
+// writer reads: with Backpressure, an unread stream would stop the child
+// for ever once Backpressure bytes waited.
+func (p *Process) drainUnread() {
+	r := p.h.routes
+	unread := func(route string, w io.Writer) bool {
+		return (route == routePipe || route == routeTee || route == routePTY) && w == nil
+	}
+	if unread(r.out, r.outW) {
+		go func(rd io.Reader) { _, _ = io.Copy(io.Discard, rd) }(p.Stdout())
+	}
+	if r.err != routeStdout && r.err != routePTY && unread(r.err, r.errW) {
+		go func(rd io.Reader) { _, _ = io.Copy(io.Discard, rd) }(p.Stderr())
+	}
 }
 
 func errnoOf(err error) syscall.Errno {
