@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Child;
+use crate::confine::{Limits, Sandbox};
 use crate::error::{Error, Part, Result};
 use crate::output::Output;
 use crate::signal::Signal;
@@ -244,6 +245,11 @@ pub struct Command {
     backpressure_bytes: Option<u64>,
     tty_foreground: bool,
     fds: Vec<(i32, RawFd)>,
+    limits: Option<Limits>,
+    sandbox: Option<Sandbox>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    groups: Option<Vec<u32>>,
     /// Descriptors given by Stdio::from and fd(), open as long as the
     /// Command (and its clones) live.
     held: Vec<Arc<OwnedFd>>,
@@ -282,6 +288,11 @@ impl Command {
             backpressure_bytes: None,
             tty_foreground: false,
             fds: Vec::new(),
+            limits: None,
+            sandbox: None,
+            uid: None,
+            gid: None,
+            groups: None,
             held: Vec::new(),
         }
     }
@@ -410,6 +421,50 @@ impl Command {
             self.held.push(fd);
         }
         stdio.0
+    }
+
+    /// Resource limits for the child (see [`Limits`]).
+    pub fn limits(&mut self, limits: Limits) -> &mut Command {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// A sandbox for the child (see [`Sandbox`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir();
+    /// let child = sup::Command::new("true")
+    ///     .sandbox(sup::Sandbox { write: vec![dir.into()], ..Default::default() }).spawn()?;
+    /// assert!(child.wait()?.success());
+    /// assert!(child.json()?.contains("\"sandbox\""));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn sandbox(&mut self, sandbox: Sandbox) -> &mut Command {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// Runs the child as user `id` (the spec's "user"), as std's
+    /// `CommandExt::uid`; with that user's groups unless
+    /// [`gid`](Command::gid) or [`groups`](Command::groups) say otherwise.
+    /// Needs a privileged host (else the spawn fails with `SUP_EPERM`).
+    pub fn uid(&mut self, id: u32) -> &mut Command {
+        self.uid = Some(id);
+        self
+    }
+
+    /// Runs the child with group `id` (the spec's "group"), as std's
+    /// `CommandExt::gid`.
+    pub fn gid(&mut self, id: u32) -> &mut Command {
+        self.gid = Some(id);
+        self
+    }
+
+    /// Exactly these supplementary groups (the spec's "groups"), as std's
+    /// unstable `CommandExt::groups`.
+    pub fn groups(&mut self, ids: &[u32]) -> &mut Command {
+        self.groups = Some(ids.to_vec());
+        self
     }
 
     /// Gives the child `fd` as its descriptor `child_fd` (>= 3), the
@@ -961,6 +1016,22 @@ impl Command {
         if self.require_sentinel {
             s.extend_from_slice(b",\"require_sentinel\":true");
         }
+        if let Some(l) = &self.limits {
+            l.spec(&mut s);
+        }
+        if let Some(b) = &self.sandbox {
+            b.spec(&mut s);
+        }
+        if let Some(id) = self.uid {
+            s.extend_from_slice(format!(",\"user\":{id}").as_bytes());
+        }
+        if let Some(id) = self.gid {
+            s.extend_from_slice(format!(",\"group\":{id}").as_bytes());
+        }
+        if let Some(ids) = &self.groups {
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            s.extend_from_slice(format!(",\"groups\":[{}]", ids.join(",")).as_bytes());
+        }
 
         let mut num = |key: &str, v: u64| {
             s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
@@ -1018,7 +1089,7 @@ fn millis(d: Duration) -> u64 {
 /// A JSON string of raw bytes: `"` `\` and bytes < 0x20 escaped, every other
 /// byte passed through unchanged (the library hands them to the kernel as
 /// they are, valid UTF-8 or not).
-fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     for &b in bytes {
         match b {

@@ -36,6 +36,7 @@
 
 mod child;
 mod command;
+mod confine;
 mod error;
 mod handle;
 mod io;
@@ -43,6 +44,7 @@ mod output;
 mod signal;
 
 pub use child::Child;
+pub use confine::{Limits, Sandbox};
 pub use command::{Command, Contain, Stdio};
 pub use error::{Error, Part, Result};
 pub use io::{ChildStdin, Gap, OutputReader};

@@ -88,3 +88,26 @@ fn small_items_from_std_users() {
     let msg = err.to_string();
     assert!(msg.contains("stdin_bytes()") && msg.contains("take_stdin") && !msg.contains("sup_input_write"), "{msg}");
 }
+
+#[test]
+fn limits_sandbox_and_ids() {
+    let dir = std::env::temp_dir().join(format!("sup-rust-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big");
+    let child = Command::new("sh")
+        .args(["-c", &format!("exec head -c 100000 /dev/zero > {}", big.display())])
+        .limits(sup::Limits { file_bytes: Some(4096), core_dump: Some(false), ..Default::default() })
+        .spawn()
+        .unwrap();
+    let out = child.wait().unwrap();
+    assert_eq!(out.signal, Some(sup::Signal::from_raw(libc::SIGXFSZ)), "{out}");
+    let json = child.json().unwrap();
+    assert!(json.contains("\"limit\": \"file_size\""), "{json}");
+    assert!(std::fs::metadata(&big).unwrap().len() <= 4096);
+    if unsafe { libc::geteuid() } == 0 {
+        let out = Command::new("id").uid(65534).gid(65534).groups(&[65534]).output().unwrap();
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(s.starts_with("uid=65534") && s.contains("gid=65534") && s.contains("groups=65534"), "{s}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
