@@ -36,6 +36,8 @@ type Cmd struct {
 	// Stdin is the child's stdin:
 	//   - nil: /dev/null (unless InheritStdin is set);
 	//   - os.Stdin: the host's stdin itself, as InheritStdin;
+	//   - any other *os.File: that file itself, passed as a descriptor
+	//     (the child reads, seeks and fstats it directly; no goroutine);
 	//   - a []byte or a string: its bytes, then EOF (passed in the spec);
 	//   - any other io.Reader: copied to the child through a pipe by a
 	//     goroutine, then EOF. The goroutine ends when the reader returns an
@@ -57,6 +59,10 @@ type Cmd struct {
 	//     FirstOutputTimeout needs to hear the stream, through sup, which
 	//     captures every byte and copies it to the host's descriptor as it
 	//     arrives;
+	//   - any other *os.File: the file itself, passed as a descriptor (the
+	//     child writes, seeks and fstats it directly; nothing captured), or,
+	//     with IdleTimeout or FirstOutputTimeout, captured and copied to it
+	//     as any other writer, so that the clock hears the stream;
 	//   - io.Discard: /dev/null, nothing captured (with IdleTimeout or
 	//     FirstOutputTimeout, sup still reads it, so that the clock hears
 	//     it, and keeps it as for nil);
@@ -70,6 +76,13 @@ type Cmd struct {
 	//     child wait), is returned by Wait when the process otherwise
 	//     succeeded, as os/exec returns its copy errors.
 	Stdout, Stderr io.Writer
+
+	// ExtraFiles are more open files for the child, as in os/exec: entry i
+	// is the child's descriptor 3+i (the file itself, shared as with any
+	// inherited descriptor). Unlike os/exec, a nil entry is an error: sup
+	// closes every descriptor it is not given, and cannot leave a hole.
+	// The files must stay open until Start returns.
+	ExtraFiles []*os.File
 
 	// PTY, when not nil, runs the child on a new pseudo-terminal of that
 	// size (see PTY). Stdin may then be nil (no input; the terminal stays
@@ -118,6 +131,21 @@ type Cmd struct {
 	// is made (ContainCgroup, ContainAuto); "" is the library's choice
 	// ($SUP_CGROUP_PARENT, else the host's own cgroup's).
 	CgroupParent string
+	// InputWaitTimeout ends the child (outcome IdleTimeout, Result.Phase
+	// PhaseInput) once it has waited this long for input it cannot get, as
+	// Process.InputWanted sees it; 0 is off.
+	InputWaitTimeout time.Duration
+	// Limits, when not nil, are resource limits for the child (see Limits).
+	Limits *Limits
+	// Sandbox, when not nil, confines what the child may write, read,
+	// execute and connect to (see Sandbox).
+	Sandbox *Sandbox
+	// Credential, when not nil, runs the child as that user and group, as
+	// os/exec's SysProcAttr.Credential: Uid, Gid, and Groups as its exact
+	// supplementary groups unless NoSetGroups. Needs a privileged host
+	// (else Start fails with EPERM).
+	Credential *syscall.Credential
+
 	// RequireSentinel refuses to start the child (an *Error with Code
 	// ENOTSUP saying why) where no sentinel runs, so that only its main
 	// process, not its tree, would die with the host
@@ -238,8 +266,8 @@ func (c *Cmd) stdinSource() (*stdinWriter, error) {
 		}
 		return w, nil
 	case io.Reader:
-		if v == io.Reader(os.Stdin) {
-			return nil, nil
+		if f, ok := v.(*os.File); ok && (f == os.Stdin || c.PTY == nil) {
+			return nil, nil // in the spec: "inherit" or {"fd": N}
 		}
 		w := newStdinWriter()
 		w.src = v
@@ -321,6 +349,17 @@ func (c *Cmd) spec() ([]byte, error) {
 		b = appendBase64(b, []byte(v))
 	case *stdinWriter:
 		b = append(b, `,"stdin":"pipe"`...)
+	case *os.File:
+		if v == nil {
+			return nil, specErr("stdin: Stdin is a nil *os.File")
+		}
+		if v == os.Stdin {
+			b = append(b, `,"stdin":"inherit"`...)
+		} else {
+			b = append(b, `,"stdin":{"fd":`...)
+			b = strconv.AppendUint(b, uint64(v.Fd()), 10)
+			b = append(b, '}')
+		}
 	case io.Reader:
 		if v == io.Reader(os.Stdin) {
 			b = append(b, `,"stdin":"inherit"`...)
@@ -361,6 +400,14 @@ func (c *Cmd) spec() ([]byte, error) {
 		b = append(b, `,"require_sentinel":true`...)
 	}
 	b, err = c.appendRoutes(b)
+	if err != nil {
+		return nil, err
+	}
+	b, err = c.appendFds(b)
+	if err != nil {
+		return nil, err
+	}
+	b, err = c.appendConfinement(b)
 	if err != nil {
 		return nil, err
 	}

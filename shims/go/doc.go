@@ -33,7 +33,7 @@
 //
 // As with os/exec, Run, Wait and Output return an error for a process that
 // did not exit by itself with status 0: an *ExitError, which holds the
-// Result (errors.As(err, &ee); ee.ExitCode, ee.Stderr, ee.Outcome), for a
+// Result (errors.As(err, &ee); ee.ExitCode(), ee.Stderr, ee.Outcome), for a
 // non-zero exit, a signal, a timeout or an interrupt alike.
 //
 // Other failures are *Error values with the errno in Code: errors.Is(err,

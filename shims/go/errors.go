@@ -68,7 +68,7 @@ func (e *Error) Unwrap() error { return e.Code }
 
 // Is reports whether the error matches exec.ErrNotFound (a program that is not
 // found), os.ErrClosed (an operation on a closed Process), os.ErrProcessDone
-// (Signal or Resize once the result is final) or, for Op "stdin",
+// (Signal, Resize or InputWanted once the result is final) or, for Op "stdin",
 // the error that reading Cmd.Stdin returned. Other targets are matched
 // through Unwrap.
 func (e *Error) Is(target error) bool {
@@ -81,7 +81,7 @@ func (e *Error) Is(target error) bool {
 	case os.ErrClosed:
 		return e.closed
 	case os.ErrProcessDone:
-		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize")
+		return e.Code == syscall.ESRCH && (e.Op == "signal" || e.Op == "resize" || e.Op == "input_wanted")
 	}
 	return false
 }
@@ -93,15 +93,33 @@ func errClosed(op string) error {
 // ExitError is the error of a process that did not exit by itself with
 // status 0: a non-zero exit, a signal, a timeout, an interrupt or an abort.
 // Run, Output and Wait return it with the Result, as os/exec returns its
-// *exec.ExitError; errors.As(err, &ee) gives the Result, and so ee.ExitCode,
-// ee.Outcome and ee.Stderr, as with os/exec.
+// *exec.ExitError; errors.As(err, &ee) gives the Result: ee.ExitCode(),
+// ee.Stderr, ee.Outcome, as with os/exec. (ExitCode is a method, as
+// os/exec's; the Result's field of that name is ee.Result.ExitCode.)
+//
+// When the context given to Start ended the process, the error also matches
+// that context's error: errors.Is(err, context.Canceled) or
+// errors.Is(err, context.DeadlineExceeded), as os/exec's Wait returns
+// ctx.Err() then.
 type ExitError struct {
 	*Result
+
+	ctxErr error // the Start context's error, when it ended the process
 }
 
 // Error describes how the process ended, as Result.String does ("exit status
 // 3", "signal: killed", "idle_timeout (signal: terminated)").
 func (e *ExitError) Error() string { return e.Result.String() }
+
+// ExitCode returns the main process's exit code, or -1 when it has none (it
+// was killed by a signal, or its status was lost), as os/exec's
+// ExitError.ExitCode.
+func (e *ExitError) ExitCode() int { return e.Result.ExitCode }
+
+// Unwrap returns the Start context's error (context.Canceled,
+// context.DeadlineExceeded or its cause) when that context ended the
+// process; nil otherwise.
+func (e *ExitError) Unwrap() error { return e.ctxErr }
 
 // GapError is returned by a live reader (Process.Stdout, Process.Stderr) that
 // fell behind the bytes kept (Cmd.MaxOutput): Skipped bytes were dropped from

@@ -235,7 +235,7 @@ func TestExitErrorAndOutput(t *testing.T) {
 	}
 	out, err := sup.Command("sh", "-c", "echo out; echo oops >&2; exit 3").Output(context.Background())
 	var ee *sup.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode != 3 || string(ee.Stderr) != "oops\n" || string(out) != "out\n" {
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || string(ee.Stderr) != "oops\n" || string(out) != "out\n" {
 		t.Fatalf("Output: %q %v", out, err)
 	}
 	if err.Error() != "exit status 3" || ee.Result.String() != "exit status 3" {

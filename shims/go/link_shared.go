@@ -1,4 +1,4 @@
-//go:build cgo && !sup_static
+//go:build cgo && !sup_static && !sup_bundled
 
 package sup
 

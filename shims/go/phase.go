@@ -10,6 +10,7 @@ const (
 	PhaseNone        Phase = 0 // not an idle timeout
 	PhaseFirstOutput Phase = 1 // Cmd.FirstOutputTimeout: no byte at all in time
 	PhaseIdle        Phase = 2 // Cmd.IdleTimeout: silent too long after a byte
+	PhaseInput       Phase = 3 // Cmd.InputWaitTimeout: waited too long for input
 )
 
 func (p Phase) String() string {
@@ -18,6 +19,8 @@ func (p Phase) String() string {
 		return "first_output"
 	case PhaseIdle:
 		return "idle"
+	case PhaseInput:
+		return "input"
 	}
 	return "none"
 }

@@ -109,6 +109,7 @@ type handle struct {
 	contain Containment
 	copies  sync.WaitGroup // copies to Cmd.Stdout and Cmd.Stderr writers
 	copyErr error          // under filesMu
+	ctxErr  error          // the Start context's cause once it was done; under filesMu
 	closing chan struct{}  // closed by close
 }
 
@@ -163,6 +164,7 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	var part C.int
 	var rc C.int
 	blockingCall(func() { rc = C.sup_spawn_v2(cspec, &cp, errbuf, C.SUP_ERRBUF_SIZE, &part) })
+	runtime.KeepAlive(c) // its *os.File fields: their descriptors are in the spec
 	if rc < 0 {
 		err := &Error{Op: "start", Code: syscall.Errno(-rc), Detail: C.GoString(errbuf), Part: Part(part)}
 		in.failed(err)
@@ -187,7 +189,12 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	}
 	var stop func() bool
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = h.interrupt() })
+		stop = context.AfterFunc(ctx, func() {
+			h.filesMu.Lock()
+			h.ctxErr = context.Cause(ctx)
+			h.filesMu.Unlock()
+			_ = h.interrupt()
+		})
 	}
 	p := &Process{h: h}
 	in.started(h)
@@ -207,10 +214,17 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 // Result.Err); a command that could not start gives a nil Result and an
 // *Error. When ctx is done the process is interrupted and Run returns its
 // result, with outcome Interrupted.
+//
+// With Backpressure, Run reads (and drops) every captured stream that no
+// Stdout or Stderr writer takes, so that the child never waits for a
+// reader that does not exist: the Result still holds what was kept.
 func (c *Cmd) Run(ctx context.Context) (*Result, error) {
 	p, err := c.Start(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.Backpressure > 0 {
+		p.drainUnread()
 	}
 	defer p.Close()
 	return p.Wait(context.Background())
@@ -228,6 +242,22 @@ func (c *Cmd) Output(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return res.Stdout, err
+}
+
+// drainUnread reads to the end each captured stream that no copy to a
+// writer reads: with Backpressure, an unread stream would stop the child
+// for ever once Backpressure bytes waited.
+func (p *Process) drainUnread() {
+	r := p.h.routes
+	unread := func(route string, w io.Writer) bool {
+		return (route == routePipe || route == routeTee || route == routePTY) && w == nil
+	}
+	if unread(r.out, r.outW) {
+		go func(rd io.Reader) { _, _ = io.Copy(io.Discard, rd) }(p.Stdout())
+	}
+	if r.err != routeStdout && r.err != routePTY && unread(r.err, r.errW) {
+		go func(rd io.Reader) { _, _ = io.Copy(io.Discard, rd) }(p.Stderr())
+	}
 }
 
 func errnoOf(err error) syscall.Errno {
@@ -345,6 +375,9 @@ func (p *Process) watch(f *os.File, stop func() bool) {
 		h.waitCopies()
 		h.resErr = h.res.Err()
 		h.filesMu.Lock()
+		if ee, ok := h.resErr.(*ExitError); ok && h.ctxErr != nil && h.res.Outcome == Interrupted {
+			ee.ctxErr = h.ctxErr
+		}
 		if h.resErr == nil && h.stdinErr != nil {
 			h.resErr = &Error{Op: "stdin", Code: errnoOf(h.stdinErr), Detail: "reading Cmd.Stdin: " + h.stdinErr.Error(), cause: h.stdinErr}
 		}
@@ -420,6 +453,9 @@ func (h *handle) result() (*Result, error) {
 	r.HostDeath = HostDeathMainProcess
 	if C.sup_result_host_death(p) == C.SUP_HOST_DEATH_TREE {
 		r.HostDeath = HostDeathTree
+	}
+	if err := r.setConfinement(C.GoString(C.sup_result(p))); err != nil {
+		return nil, &Error{Op: "wait", Code: syscall.Errno(4096), Detail: "the library's result: " + err.Error()}
 	}
 	r.LeftoversEnded = -1
 	if v := C.sup_result_leftovers_ended(p); v >= 0 {

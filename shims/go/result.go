@@ -3,6 +3,7 @@
 package sup
 
 import (
+	"encoding/json"
 	"strconv"
 	"syscall"
 	"time"
@@ -65,6 +66,17 @@ type Result struct {
 	// (SIGKILL included) while the child ran: HostDeathTree, or
 	// HostDeathMainProcess where no sentinel ran (Cmd.RequireSentinel).
 	HostDeath HostDeath
+
+	// WaitingForInput is whether the child was waiting for input at its
+	// end (the library's "waiting_for_input"); nil when nobody asked, or
+	// sup could not see.
+	WaitingForInput *bool
+	// Confined is the library's "confined" object, as JSON: the limits,
+	// sandbox and user the child was given and how; nil without them.
+	Confined json.RawMessage
+	// Limit names the limit that ended the child ("memory", "processes",
+	// "cpu", "file_size"); "" when none did.
+	Limit string
 
 	stdoutHead, stderrHead   int    // kept bytes before the gap
 	stdoutRoute, stderrRoute string // the result's "routed"
@@ -171,7 +183,16 @@ func (r *Result) JSON() []byte {
 	b = appendMs(b, r.SystemTime)
 	b = append(b, `, "max_rss_kb": `...)
 	b = strconv.AppendInt(b, r.MaxRSSKB, 10)
-	b = append(b, `}, "contained": "`...)
+	b = append(b, `}, "waiting_for_input": `...)
+	switch {
+	case r.WaitingForInput == nil:
+		b = append(b, "null"...)
+	case *r.WaitingForInput:
+		b = append(b, "true"...)
+	default:
+		b = append(b, "false"...)
+	}
+	b = append(b, `, "contained": "`...)
 	b = append(b, r.Contained...)
 	b = append(b, `", "leftovers_ended": `...)
 	if r.LeftoversEnded >= 0 {
@@ -195,7 +216,36 @@ func (r *Result) JSON() []byte {
 	b = appendOptString(b, r.CgroupLeft)
 	b = append(b, `, "host_death": "`...)
 	b = append(b, r.HostDeath...)
-	return append(b, `"}`...)
+	b = append(b, `", "confined": `...)
+	if r.Confined == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.Confined...)
+	}
+	b = append(b, `, "limit": `...)
+	b = appendOptString(b, r.Limit)
+	return append(b, '}')
+}
+
+// setConfinement takes the 0.4 result fields that have no accessor of their
+// own from the library's result object.
+func (r *Result) setConfinement(lib string) error {
+	var v struct {
+		WaitingForInput *bool           `json:"waiting_for_input"`
+		Confined        json.RawMessage `json:"confined"`
+		Limit           *string         `json:"limit"`
+	}
+	if err := json.Unmarshal([]byte(lib), &v); err != nil {
+		return err
+	}
+	r.WaitingForInput = v.WaitingForInput
+	if string(v.Confined) != "null" {
+		r.Confined = v.Confined
+	}
+	if v.Limit != nil {
+		r.Limit = *v.Limit
+	}
+	return nil
 }
 
 // appendOptString appends s as a JSON string, or null for "".

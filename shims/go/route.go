@@ -5,8 +5,10 @@ package sup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"strconv"
 )
 
 // The spec's "stdout" and "stderr" values; also the result's "routed".
@@ -17,13 +19,15 @@ const (
 	routeNull    = "null"
 	routeStdout  = "stdout" // stderr only: the same pipe as stdout
 	routePTY     = "pty"    // the result's, for both streams of a terminal
+	routeFd      = "fd"     // a host descriptor ({"fd": N}): an *os.File
 )
 
 // routing is where a Start sends each stream, and the writers that a
 // goroutine copies a captured stream to.
 type routing struct {
-	out, err   string
-	outW, errW io.Writer
+	out, err     string
+	outW, errW   io.Writer
+	outFd, errFd uintptr // with routeFd
 }
 
 // hears reports whether a limit needs sup to read the child's output.
@@ -39,7 +43,7 @@ func (c *Cmd) routing() (routing, error) {
 		return routing{out: routePTY, err: routePTY, outW: c.Stdout}, nil
 	}
 	var r routing
-	r.out, r.outW = c.route(c.Stdout, os.Stdout, 1)
+	r.out, r.outW, r.outFd = c.route(c.Stdout, os.Stdout, 1)
 	switch {
 	case c.combined:
 		if c.Stdout != nil || c.Stderr != nil {
@@ -49,27 +53,34 @@ func (c *Cmd) routing() (routing, error) {
 	case c.Stderr != nil && sameWriter(c.Stderr, c.Stdout):
 		r.err = routeStdout
 	default:
-		r.err, r.errW = c.route(c.Stderr, os.Stderr, 2)
+		r.err, r.errW, r.errFd = c.route(c.Stderr, os.Stderr, 2)
 	}
 	return r, nil
 }
 
-func (c *Cmd) route(w io.Writer, host *os.File, fd uintptr) (string, io.Writer) {
+// route decides one stream's route. An *os.File is passed as the file
+// itself ({"fd": N}: the child writes, seeks and fstats it directly), unless
+// a limit needs sup to hear the stream: then it is captured and copied to
+// the file, as any other writer.
+func (c *Cmd) route(w io.Writer, host *os.File, fd uintptr) (string, io.Writer, uintptr) {
 	switch {
 	case w == nil:
-		return routePipe, nil
+		return routePipe, nil, 0
 	case w == io.Discard:
 		if c.hears() {
-			return routePipe, nil // read, so that the clock hears it
+			return routePipe, nil, 0 // read, so that the clock hears it
 		}
-		return routeNull, nil
+		return routeNull, nil, 0
 	case w == io.Writer(host) && host.Fd() == fd:
 		if c.hears() {
-			return routeTee, nil
+			return routeTee, nil, 0
 		}
-		return routeInherit, nil
+		return routeInherit, nil, 0
 	}
-	return routePipe, w
+	if f, ok := w.(*os.File); ok && f != nil && !c.hears() {
+		return routeFd, nil, f.Fd()
+	}
+	return routePipe, w, 0
 }
 
 // sameWriter is os/exec's test for Stdout and Stderr being one writer:
@@ -84,17 +95,48 @@ func (c *Cmd) appendRoutes(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.out != routePipe && r.out != routePTY {
-		b = append(b, `,"stdout":"`...)
-		b = append(b, r.out...)
-		b = append(b, '"')
-	}
-	if r.err != routePipe && r.err != routePTY {
-		b = append(b, `,"stderr":"`...)
-		b = append(b, r.err...)
-		b = append(b, '"')
-	}
+	b = appendRoute(b, "stdout", r.out, r.outFd)
+	b = appendRoute(b, "stderr", r.err, r.errFd)
 	return b, nil
+}
+
+func appendRoute(b []byte, key, route string, fd uintptr) []byte {
+	switch route {
+	case routePipe, routePTY:
+		return b
+	case routeFd:
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":{"fd":`...)
+		b = strconv.AppendUint(b, uint64(fd), 10)
+		return append(b, '}')
+	}
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":"`...)
+	b = append(b, route...)
+	return append(b, '"')
+}
+
+// appendFds appends the spec's "fds": ExtraFiles[i] is the child's 3+i.
+func (c *Cmd) appendFds(b []byte) ([]byte, error) {
+	if len(c.ExtraFiles) == 0 {
+		return b, nil
+	}
+	b = append(b, `,"fds":{`...)
+	for i, f := range c.ExtraFiles {
+		if f == nil {
+			return nil, specErr(fmt.Sprintf("fds.%d: ExtraFiles[%d] is nil; sup cannot leave a hole in the child's descriptors (os/exec closes it)", 3+i, i))
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = strconv.AppendInt(b, int64(3+i), 10)
+		b = append(b, `":`...)
+		b = strconv.AppendUint(b, uint64(f.Fd()), 10)
+	}
+	return append(b, '}'), nil
 }
 
 // CombinedOutput runs the command as Run does and returns its stdout and

@@ -105,7 +105,7 @@ func TestWriterErrorsReachWait(t *testing.T) {
 func TestCombinedOutput(t *testing.T) {
 	out, err := sup.Command("sh", "-c", "echo a; echo b >&2; echo c; exit 2").CombinedOutput(context.Background())
 	var ee *sup.ExitError
-	if string(out) != "a\nb\nc\n" || !errors.As(err, &ee) || ee.ExitCode != 2 {
+	if string(out) != "a\nb\nc\n" || !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		t.Fatalf("CombinedOutput: %q %v", out, err)
 	}
 	c := sup.Command("true")

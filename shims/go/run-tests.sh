@@ -6,7 +6,7 @@
 # CGO_LDFLAGS so that the tests need no LD_LIBRARY_PATH.
 # Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1, the
 # host-death tests with libsup.a linked in (-tags sup_static), then the
-# README's install recipes (shared, go.work, static, no cgo) in a fresh module
+# README's install recipes (shared, go.work, static, bundled, no cgo) in a fresh module
 # outside the checkout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,7 +97,7 @@ echo "== README install recipes, in a fresh module outside the checkout" | tee -
 # The README's paths are the user's: here the checkout and this build dir.
 install=$(readme_block install | sed -e "s|^SUP=.*|SUP=$repo|" -e "s|\$SUP/build|$build|g")
 static=$(readme_block static)
-if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block main.go)" ] || [ -z "$(readme_block example)" ]; then
+if [ -z "$install" ] || [ -z "$static" ] || [ -z "$(readme_block bundled)" ] || [ -z "$(readme_block main.go)" ] || [ -z "$(readme_block example)" ]; then
   echo "--- FAIL: install/readme: a marked block is missing from README.md" | tee -a "$log"
   rc=1
 else
@@ -142,6 +142,13 @@ $example
 }
 GO
 go vet ./example"
+  # Bundled: libsup compiled from the module's csrc/, no pkg-config path
+  # or CGO_LDFLAGS for it; libsup inside the binary.
+  recipe bundled "$(readme_block bundled | sed -e "s|^SUP=.*|SUP=$repo|")
+test \"\$(./hello)\" = 'hello from sup'
+ldd ./hello >ldd.txt
+! grep -q libsup ldd.txt
+grep -q libuv.so ldd.txt"
   recipe no-cgo "$install
 ! CGO_ENABLED=0 go build . >err 2>&1
 grep -q 'package sup requires cgo' err"

@@ -581,7 +581,7 @@ func TestOsExecConcurrently(t *testing.T) {
 				res, err := sup.Command("sh", "-c", "exit "+strconv.Itoa(code)).Run(context.Background())
 				var ee *sup.ExitError
 				if res == nil || res.ExitCode != code || res.StatusLost || (code == 0) != (err == nil) ||
-					code != 0 && (!errors.As(err, &ee) || ee.ExitCode != code) {
+					code != 0 && (!errors.As(err, &ee) || ee.ExitCode() != code) {
 					t.Errorf("sup exit %d: %+v %v", code, res, err)
 				}
 			}

@@ -102,6 +102,8 @@ pub const SUP_PHASE_NONE: c_int = 0;
 pub const SUP_PHASE_FIRST_OUTPUT: c_int = 1;
 /// idle_timeout_ms fired after output.
 pub const SUP_PHASE_IDLE: c_int = 2;
+/// input_wait_timeout_ms fired: waiting for input (see sup_input_wanted).
+pub const SUP_PHASE_INPUT: c_int = 3;
 
 /// Contained by its process group.
 pub const SUP_CONTAIN_GROUP: c_int = 1;
@@ -169,6 +171,8 @@ pub const DECLARATIONS: &[(&str, &str, &[&str])] = &[
     ("sup_result_leftovers_ended", "int64_t", &["sup_proc *"]),
     ("sup_result_tree_cpu", "int", &["sup_proc *", "double *", "double *"]),
     ("sup_result_host_death", "int", &["sup_proc *"]),
+    ("sup_expire", "int", &["sup_proc *"]),
+    ("sup_input_wanted", "int", &["sup_proc *"]),
 ];
 
 // Keep one declaration per line in this block: tests/header.rs reads it.
@@ -213,4 +217,6 @@ unsafe extern "C" {
     pub fn sup_result_leftovers_ended(p: *mut sup_proc) -> i64;
     pub fn sup_result_tree_cpu(p: *mut sup_proc, user_ms: *mut c_double, sys_ms: *mut c_double) -> c_int;
     pub fn sup_result_host_death(p: *mut sup_proc) -> c_int;
+    pub fn sup_expire(p: *mut sup_proc) -> c_int;
+    pub fn sup_input_wanted(p: *mut sup_proc) -> c_int;
 }

@@ -61,7 +61,7 @@ fn std_true() -> f64 {
 
 fn sup_true() -> f64 {
     let t = Instant::now();
-    let out = sup::Command::new("/bin/true").run().unwrap();
+    let out = sup::Command::new("/bin/true").output().unwrap();
     assert!(out.success());
     t.elapsed().as_secs_f64()
 }
@@ -103,7 +103,7 @@ fn std_silent() -> f64 {
 
 fn sup_silent() -> f64 {
     let t = Instant::now();
-    let out = sup::Command::new("/bin/sh").args(&SILENT[..2]).idle_timeout(TIMEOUT).run().unwrap();
+    let out = sup::Command::new("/bin/sh").args(&SILENT[..2]).idle_timeout(TIMEOUT).output().unwrap();
     assert_eq!((out.outcome, out.stdout.as_slice()), (sup::Outcome::IdleTimeout, &b"partial\n"[..]));
     (t.elapsed().saturating_sub(TIMEOUT)).as_secs_f64()
 }
@@ -112,7 +112,7 @@ fn sup_silent() -> f64 {
 /// baselines count theirs.
 fn sup_silent_max() -> f64 {
     let t = Instant::now();
-    let out = sup::Command::new("/bin/sh").args(&SILENT[..2]).max_runtime(TIMEOUT).run().unwrap();
+    let out = sup::Command::new("/bin/sh").args(&SILENT[..2]).max_runtime(TIMEOUT).output().unwrap();
     assert_eq!((out.outcome, out.stdout.as_slice()), (sup::Outcome::MaxRuntime, &b"partial\n"[..]));
     (t.elapsed().saturating_sub(TIMEOUT)).as_secs_f64()
 }
@@ -230,7 +230,7 @@ mod tk {
                 .spawn_async()
                 .await
                 .unwrap();
-            let n = tokio::io::copy(&mut child.stdout(), &mut tokio::io::sink()).await.unwrap();
+            let n = tokio::io::copy(&mut child.stdout_async(), &mut tokio::io::sink()).await.unwrap();
             assert!(child.wait_async().await.unwrap().success());
             assert_eq!(n, bytes);
             bytes as f64 / (1 << 20) as f64 / t.elapsed().as_secs_f64()
@@ -284,10 +284,10 @@ fn main() {
         }
         let (xs, ys) = alternate(n_silent, 1, std_silent, sup_silent_max);
         rows.push(row("silent child, 200 ms deadline from the call: time past 200 ms until the partial output is back", "`try_wait` every 1 ms, `kill()` + `wait()`, reader thread", &xs,
-            "`max_runtime(200ms).run()`", &ys, &format!("{n_silent} per side, alternating; child `sh -c 'echo partial; exec sleep 100'`")));
+            "`max_runtime(200ms).output()`", &ys, &format!("{n_silent} per side, alternating; child `sh -c 'echo partial; exec sleep 100'`")));
         let (xs, ys) = alternate(n_silent, 1, std_silent, sup_silent);
         rows.push(row("the same, sup's idle timeout instead (its clock starts at the child's last output, not the call)", "(as above)", &xs,
-            "`idle_timeout(200ms).run()`", &ys, &format!("{n_silent} per side, alternating")));
+            "`idle_timeout(200ms).output()`", &ys, &format!("{n_silent} per side, alternating")));
         #[cfg(feature = "tokio")]
         {
             let (xs, ys) = alternate(n_silent, 1, || tk::tokio_silent(&rt), || tk::sup_silent_async(&rt, true));
@@ -307,7 +307,7 @@ fn main() {
     {
         let (xs, ys) = alternate(n_stream, 1, || tk::tokio_stream(&rt, stream_bytes), || tk::sup_stream_async(&rt, stream_bytes));
         streams.push(throughput_row("the same, tokio", "`tokio::process::ChildStdout` + `tokio::io::copy`", &xs,
-            "`child.stdout()` (`AsyncRead`) + `tokio::io::copy`", &ys, &format!("{n_stream} per side, alternating; median")));
+            "`child.stdout_async()` (`AsyncRead`) + `tokio::io::copy`", &ys, &format!("{n_stream} per side, alternating; median")));
     }
     println!("- libsup {}, release build; load average (1 min) before / after: {} / {}; the run took {:.0} s",
         sup::library_version(), load_before, load(), started.elapsed().as_secs_f64());

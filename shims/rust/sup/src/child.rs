@@ -173,6 +173,43 @@ impl Child {
         cvt(unsafe { sup_sys::sup_abort(self.raw()) }).map(drop)
     }
 
+    /// Whether the child is waiting for input it cannot get (a process of
+    /// its tree asleep reading its stdin with every thread asleep, or
+    /// stopped by SIGTTIN/SIGTTOU), as the library's `sup_input_wanted`
+    /// sees it: a look at `/proc`, about a millisecond (up to 40 ms the
+    /// first time it sees a reader). `Err` with `SUP_EPERM` when sup may not
+    /// look (unknown, never a false `false`), `SUP_ESRCH` once final.
+    ///
+    /// ```
+    /// let child = sup::Command::new("cat").stdin(sup::Stdio::piped()).spawn()?;
+    /// let t = std::time::Instant::now();
+    /// while !child.input_wanted()? {
+    ///     assert!(t.elapsed().as_secs() < 20);
+    ///     std::thread::sleep(std::time::Duration::from_millis(20));
+    /// }
+    /// drop(child.take_stdin());
+    /// assert!(child.wait()?.success());
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn input_wanted(&self) -> Result<bool> {
+        // SAFETY: live handle; sup_input_wanted is safe from any thread.
+        cvt(unsafe { sup_sys::sup_input_wanted(self.raw()) }).map(|r| r == 1)
+    }
+
+    /// [`abort`](Child::abort) under std's name: SIGKILL to the child's
+    /// whole process group (std's `kill` reaches the main process only),
+    /// and `Ok` once the result is final, where std returns `Ok` too.
+    ///
+    /// ```
+    /// let child = sup::Command::new("sleep").arg("30").spawn()?;
+    /// child.kill()?;
+    /// assert_eq!(child.wait()?.outcome, sup::Outcome::Aborted);
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn kill(&self) -> Result<()> {
+        self.abort()
+    }
+
     /// Sends `sig` to the child's process group and main process (in a
     /// cgroup, to its whole tree), from any thread; listed in
     /// [`Output::signals_sent`], and the outcome stays what it would have
@@ -267,6 +304,37 @@ impl Child {
         } else {
             None
         }
+    }
+
+    /// [`stdout`](Child::stdout) as tokio's `AsyncRead`/`AsyncBufRead`.
+    ///
+    /// ```
+    /// use tokio::io::AsyncBufReadExt;
+    /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+    /// let child = sup::Command::new("sh").args(["-c", "echo one; echo two"]).spawn()?;
+    /// let mut lines = child.stdout_async().lines();
+    /// assert_eq!(lines.next_line().await?.as_deref(), Some("one"));
+    /// # Ok::<(), std::io::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn stdout_async(&self) -> crate::AsyncOutputReader {
+        self.stdout().into_async()
+    }
+
+    /// [`stderr`](Child::stderr) as tokio's `AsyncRead`/`AsyncBufRead`.
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn stderr_async(&self) -> crate::AsyncOutputReader {
+        self.stderr().into_async()
+    }
+
+    /// [`take_stdin`](Child::take_stdin) as tokio's `AsyncWrite`.
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn take_stdin_async(&self) -> Option<crate::AsyncChildStdin> {
+        self.take_stdin().map(ChildStdin::into_async)
     }
 
     /// The library's result as JSON text (`sup_result`), for what

@@ -1,10 +1,12 @@
 use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::child::Child;
+use crate::confine::{Limits, Sandbox};
 use crate::error::{Error, Part, Result};
 use crate::output::Output;
 use crate::signal::Signal;
@@ -16,17 +18,23 @@ enum Route {
     Piped,
     Tee,
     Stdout,
+    /// A host descriptor, passed as itself; its [`OwnedFd`] is held by the
+    /// [`Stdio`] and then the [`Command`].
+    Fd(RawFd),
 }
 
 impl Route {
-    fn spec_name(self) -> &'static str {
-        match self {
+    /// The spec's value: a string, or {"fd": N}.
+    fn spec_value(self) -> String {
+        let name = match self {
             Route::Null => "null",
             Route::Inherit => "inherit",
             Route::Piped => "pipe",
             Route::Tee => "tee",
             Route::Stdout => "stdout",
-        }
+            Route::Fd(fd) => return format!("{{\"fd\":{fd}}}"),
+        };
+        format!("\"{name}\"")
     }
 }
 
@@ -47,6 +55,15 @@ enum Stdin {
 /// | [`inherit()`](Stdio::inherit) | the host's | the host's, not captured |
 /// | [`tee()`](Stdio::tee) | — | captured, and copied to the host's as it comes |
 /// | [`stdout()`](Stdio::stdout) | — | stderr only: into stdout's pipe, in write order |
+/// | `Stdio::from(file)` | the file itself, as the child's 0 | the file itself (not captured) |
+///
+/// `Stdio::from` takes a [`File`](std::fs::File), an [`OwnedFd`] or either
+/// end of [`std::io::pipe`], as std's does: the child gets the descriptor
+/// itself (it may seek and `fstat` a file). A pipe between two children is
+/// such a pipe given to both (a sup child's own stdout is read by sup, so
+/// it cannot be another's stdin); the [`Command`] holds the descriptor until
+/// it is dropped, as std's does, so drop the writer's `Command` for the
+/// reader to see the end.
 ///
 /// A route that a stream does not take fails the spawn
 /// ([`Part::Spec`](crate::Part::Spec)).
@@ -59,29 +76,59 @@ enum Stdin {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct Stdio(Route);
+pub struct Stdio(Route, Option<Arc<OwnedFd>>);
+
+impl Stdio {
+    fn from_fd(fd: OwnedFd) -> Stdio {
+        Stdio(Route::Fd(fd.as_raw_fd()), Some(Arc::new(fd)))
+    }
+}
+
+impl From<OwnedFd> for Stdio {
+    fn from(fd: OwnedFd) -> Stdio {
+        Stdio::from_fd(fd)
+    }
+}
+
+impl From<std::fs::File> for Stdio {
+    fn from(f: std::fs::File) -> Stdio {
+        Stdio::from_fd(f.into())
+    }
+}
+
+impl From<std::io::PipeReader> for Stdio {
+    fn from(p: std::io::PipeReader) -> Stdio {
+        Stdio::from_fd(p.into())
+    }
+}
+
+impl From<std::io::PipeWriter> for Stdio {
+    fn from(p: std::io::PipeWriter) -> Stdio {
+        Stdio::from_fd(p.into())
+    }
+}
 
 impl Stdio {
     /// `/dev/null` (the default for stdin).
     ///
     /// ```
-    /// let out = sup::Command::new("cat").stdin(sup::Stdio::null()).run()?;
+    /// let out = sup::Command::new("cat").stdin(sup::Stdio::null()).output()?;
     /// assert!(out.stdout.is_empty());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn null() -> Stdio {
-        Stdio(Route::Null)
+        Stdio(Route::Null, None)
     }
 
     /// The host's own descriptor: sup does not capture or read it (its
     /// bytes do not reset the idle clock).
     ///
     /// ```
-    /// assert!(sup::Command::new("true").stdin(sup::Stdio::inherit()).run()?.success());
+    /// assert!(sup::Command::new("true").stdin(sup::Stdio::inherit()).output()?.success());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn inherit() -> Stdio {
-        Stdio(Route::Inherit)
+        Stdio(Route::Inherit, None)
     }
 
     /// For stdin, a pipe the host writes through [`Child::take_stdin`]; for
@@ -94,19 +141,19 @@ impl Stdio {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn piped() -> Stdio {
-        Stdio(Route::Piped)
+        Stdio(Route::Piped, None)
     }
 
     /// stdout or stderr captured as with [`piped()`](Stdio::piped), every
     /// byte also copied to the host's own stdout or stderr as it arrives.
     ///
     /// ```
-    /// let out = sup::Command::new("echo").arg("seen and kept").stdout(sup::Stdio::tee()).run()?;
+    /// let out = sup::Command::new("echo").arg("seen and kept").stdout(sup::Stdio::tee()).output()?;
     /// assert_eq!(out.stdout, b"seen and kept\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn tee() -> Stdio {
-        Stdio(Route::Tee)
+        Stdio(Route::Tee, None)
     }
 
     /// For stderr: the same pipe as stdout, so both streams arrive in
@@ -114,19 +161,19 @@ impl Stdio {
     ///
     /// ```
     /// let out = sup::Command::new("sh").args(["-c", "echo 1; echo 2 >&2; echo 3"])
-    ///     .stderr(sup::Stdio::stdout()).run()?;
+    ///     .stderr(sup::Stdio::stdout()).output()?;
     /// assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"1\n2\n3\n"[..], &b""[..]));
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn stdout() -> Stdio {
-        Stdio(Route::Stdout)
+        Stdio(Route::Stdout, None)
     }
 }
 
 /// How a child's process tree is contained, for [`Command::contain`].
 ///
 /// ```
-/// let out = sup::Command::new("true").contain(sup::Contain::Auto).run()?;
+/// let out = sup::Command::new("true").contain(sup::Contain::Auto).output()?;
 /// assert!(matches!(out.contained, sup::Contain::Group | sup::Contain::Cgroup));
 /// # Ok::<(), sup::Error>(())
 /// ```
@@ -167,7 +214,7 @@ impl Contain {
 /// let out = sup::Command::new("sh")
 ///     .arg("-c").arg("echo hello; echo oops >&2; exit 3")
 ///     .idle_timeout(Duration::from_secs(30))
-///     .run()?;
+///     .output()?;
 /// assert_eq!(out.outcome, sup::Outcome::Exited);
 /// assert_eq!(out.exit_code, Some(3));
 /// assert_eq!(out.stdout, b"hello\n");
@@ -189,6 +236,7 @@ pub struct Command {
     cgroup_parent: Option<OsString>,
     require_sentinel: bool,
     idle_timeout: Option<Duration>,
+    input_wait_timeout: Option<Duration>,
     max_runtime: Option<Duration>,
     grace: Option<Duration>,
     interrupt_signal: Option<Signal>,
@@ -196,6 +244,15 @@ pub struct Command {
     max_output_bytes: Option<u64>,
     backpressure_bytes: Option<u64>,
     tty_foreground: bool,
+    fds: Vec<(i32, RawFd)>,
+    limits: Option<Limits>,
+    sandbox: Option<Sandbox>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    groups: Option<Vec<u32>>,
+    /// Descriptors given by Stdio::from and fd(), open as long as the
+    /// Command (and its clones) live.
+    held: Vec<Arc<OwnedFd>>,
 }
 
 impl Command {
@@ -203,7 +260,7 @@ impl Command {
     /// holds a `/`.
     ///
     /// ```
-    /// let out = sup::Command::new("true").run()?;
+    /// let out = sup::Command::new("true").output()?;
     /// assert_eq!(out.exit_code, Some(0));
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -222,6 +279,7 @@ impl Command {
             cgroup_parent: None,
             require_sentinel: false,
             idle_timeout: None,
+            input_wait_timeout: None,
             max_runtime: None,
             grace: None,
             interrupt_signal: None,
@@ -229,6 +287,13 @@ impl Command {
             max_output_bytes: None,
             backpressure_bytes: None,
             tty_foreground: false,
+            fds: Vec::new(),
+            limits: None,
+            sandbox: None,
+            uid: None,
+            gid: None,
+            groups: None,
+            held: Vec::new(),
         }
     }
 
@@ -236,7 +301,7 @@ impl Command {
     /// or not; a NUL makes [`spawn`](Command::spawn) fail.
     ///
     /// ```
-    /// let out = sup::Command::new("echo").arg("hi").run()?;
+    /// let out = sup::Command::new("echo").arg("hi").output()?;
     /// assert_eq!(out.stdout, b"hi\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -248,7 +313,7 @@ impl Command {
     /// Adds arguments.
     ///
     /// ```
-    /// let out = sup::Command::new("echo").args(["a", "b"]).run()?;
+    /// let out = sup::Command::new("echo").args(["a", "b"]).output()?;
     /// assert_eq!(out.stdout, b"a b\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -264,7 +329,7 @@ impl Command {
     /// The child's working directory (default: the host's).
     ///
     /// ```
-    /// let out = sup::Command::new("pwd").current_dir("/").run()?;
+    /// let out = sup::Command::new("pwd").current_dir("/").output()?;
     /// assert_eq!(out.stdout, b"/\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -276,7 +341,7 @@ impl Command {
     /// Sets a variable in the child's environment; the rest is inherited.
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "echo $GREETING"]).env("GREETING", "hi").run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "echo $GREETING"]).env("GREETING", "hi").output()?;
     /// assert_eq!(out.stdout, b"hi\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -288,7 +353,7 @@ impl Command {
     /// Sets several variables.
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "echo $A$B"]).envs([("A", "1"), ("B", "2")]).run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "echo $A$B"]).envs([("A", "1"), ("B", "2")]).output()?;
     /// assert_eq!(out.stdout, b"12\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -307,7 +372,7 @@ impl Command {
     /// Removes a variable from the child's environment.
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "echo ${HOME-unset}"]).env_remove("HOME").run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "echo ${HOME-unset}"]).env_remove("HOME").output()?;
     /// assert_eq!(out.stdout, b"unset\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -324,7 +389,7 @@ impl Command {
     /// Writes these bytes (any bytes) to the child's stdin, then closes it.
     ///
     /// ```
-    /// let out = sup::Command::new("cat").stdin_bytes(b"\x00\xff data".to_vec()).run()?;
+    /// let out = sup::Command::new("cat").stdin_bytes(b"\x00\xff data".to_vec()).output()?;
     /// assert_eq!(out.stdout, b"\x00\xff data");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -347,19 +412,95 @@ impl Command {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stdin(&mut self, stdin: Stdio) -> &mut Command {
-        self.stdin = Some(Stdin::Route(stdin.0));
+        self.stdin = Some(Stdin::Route(self.hold(stdin)));
+        self
+    }
+
+    fn hold(&mut self, stdio: Stdio) -> Route {
+        if let Some(fd) = stdio.1 {
+            self.held.push(fd);
+        }
+        stdio.0
+    }
+
+    /// Resource limits for the child (see [`Limits`]).
+    pub fn limits(&mut self, limits: Limits) -> &mut Command {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// A sandbox for the child (see [`Sandbox`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir();
+    /// let child = sup::Command::new("true")
+    ///     .sandbox(sup::Sandbox { write: vec![dir.into()], ..Default::default() }).spawn()?;
+    /// assert!(child.wait()?.success());
+    /// assert!(child.json()?.contains("\"sandbox\""));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn sandbox(&mut self, sandbox: Sandbox) -> &mut Command {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// Runs the child as user `id` (the spec's "user"), as std's
+    /// `CommandExt::uid`; with that user's groups unless
+    /// [`gid`](Command::gid) or [`groups`](Command::groups) say otherwise.
+    /// Needs a privileged host (else the spawn fails with `SUP_EPERM`).
+    pub fn uid(&mut self, id: u32) -> &mut Command {
+        self.uid = Some(id);
+        self
+    }
+
+    /// Runs the child with group `id` (the spec's "group"), as std's
+    /// `CommandExt::gid`.
+    pub fn gid(&mut self, id: u32) -> &mut Command {
+        self.gid = Some(id);
+        self
+    }
+
+    /// Exactly these supplementary groups (the spec's "groups"), as std's
+    /// unstable `CommandExt::groups`.
+    pub fn groups(&mut self, ids: &[u32]) -> &mut Command {
+        self.groups = Some(ids.to_vec());
+        self
+    }
+
+    /// Gives the child `fd` as its descriptor `child_fd` (>= 3), the
+    /// descriptor itself (the spec's "fds"): as Go's `ExtraFiles` or
+    /// Python's `pass_fds`, which std has no method for. The command holds
+    /// it until dropped. Every descriptor not given is closed in the child.
+    ///
+    /// ```
+    /// use std::io::Read;
+    /// let (mut r, w) = std::io::pipe()?;
+    /// let mut cmd = sup::Command::new("sh");
+    /// cmd.args(["-c", "echo via 3 >&3"]).fd(3, w);
+    /// assert!(cmd.output()?.success());
+    /// drop(cmd);                                     // the last writer
+    /// let mut got = String::new();
+    /// r.read_to_string(&mut got)?;
+    /// assert_eq!(got, "via 3\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fd<F: Into<OwnedFd>>(&mut self, child_fd: i32, fd: F) -> &mut Command {
+        let fd: OwnedFd = fd.into();
+        self.fds.retain(|&(c, _)| c != child_fd);
+        self.fds.push((child_fd, fd.as_raw_fd()));
+        self.held.push(Arc::new(fd));
         self
     }
 
     /// Where the child's stdout goes (see [`Stdio`]): captured by default.
     ///
     /// ```
-    /// let out = sup::Command::new("echo").arg("discarded").stdout(sup::Stdio::null()).run()?;
+    /// let out = sup::Command::new("echo").arg("discarded").stdout(sup::Stdio::null()).output()?;
     /// assert!(out.stdout.is_empty());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn stdout(&mut self, stdout: Stdio) -> &mut Command {
-        self.stdout = Some(stdout.0);
+        self.stdout = Some(self.hold(stdout));
         self
     }
 
@@ -367,12 +508,12 @@ impl Command {
     /// included: captured by default.
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "echo gone >&2"]).stderr(sup::Stdio::null()).run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "echo gone >&2"]).stderr(sup::Stdio::null()).output()?;
     /// assert!(out.stderr.is_empty());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn stderr(&mut self, stderr: Stdio) -> &mut Command {
-        self.stderr = Some(stderr.0);
+        self.stderr = Some(self.hold(stderr));
         self
     }
 
@@ -387,7 +528,7 @@ impl Command {
     /// [`stderr`](Command::stderr).
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "test -t 0 && stty size"]).pty(30, 100).run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "test -t 0 && stty size"]).pty(30, 100).output()?;
     /// assert_eq!(out.stdout, b"30 100\r\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -402,7 +543,7 @@ impl Command {
     /// environment's `PATH`, or in `/bin:/usr/bin` when it sets none.
     ///
     /// ```
-    /// let out = sup::Command::new("env").env_clear().env("ONLY", "me").run()?;
+    /// let out = sup::Command::new("env").env_clear().env("ONLY", "me").output()?;
     /// assert_eq!(out.stdout, b"ONLY=me\n");
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -419,7 +560,7 @@ impl Command {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(100)).run()?;
+    /// let out = sup::Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(100)).output()?;
     /// assert_eq!((out.outcome, out.phase), (sup::Outcome::IdleTimeout, Some(sup::Phase::FirstOutput)));
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -432,7 +573,7 @@ impl Command {
     /// [`Contain::Group`].
     ///
     /// ```
-    /// let out = sup::Command::new("true").contain(sup::Contain::Group).run()?;
+    /// let out = sup::Command::new("true").contain(sup::Contain::Group).output()?;
     /// assert_eq!(out.contained, sup::Contain::Group);
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -461,7 +602,7 @@ impl Command {
     /// Default `false`.
     ///
     /// ```
-    /// let out = sup::Command::new("true").require_sentinel(true).run()?;
+    /// let out = sup::Command::new("true").require_sentinel(true).output()?;
     /// assert_eq!(out.host_death, sup::HostDeath::Tree);
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -472,10 +613,12 @@ impl Command {
 
     /// Ends the child after this long without a byte on stdout or stderr
     /// (outcome [`IdleTimeout`](crate::Outcome::IdleTimeout)). Default: off.
+    /// A duration beyond the library's limit (1e12 ms, 31 years), up to
+    /// `Duration::MAX`, means "never" (so do those of the other timeouts).
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(100)).run()?;
+    /// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(100)).output()?;
     /// assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -484,12 +627,30 @@ impl Command {
         self
     }
 
+    /// Ends the child (outcome [`IdleTimeout`](crate::Outcome::IdleTimeout),
+    /// [`Phase::Input`](crate::Phase::Input)) once it has waited this long
+    /// for input it cannot get, as [`Child::input_wanted`](crate::Child::input_wanted)
+    /// sees it. Default: off.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let out = sup::Command::new("sh").args(["-c", "read x"]).stdin(sup::Stdio::piped())
+    ///     .input_wait_timeout(Duration::from_millis(200)).spawn()?;
+    /// let out = out.wait()?;
+    /// assert_eq!(out.phase, Some(sup::Phase::Input));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn input_wait_timeout(&mut self, d: Duration) -> &mut Command {
+        self.input_wait_timeout = Some(d);
+        self
+    }
+
     /// Ends the child this long after spawn, whatever it prints (outcome
     /// [`MaxRuntime`](crate::Outcome::MaxRuntime)). Default: off.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(100)).run()?;
+    /// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(100)).output()?;
     /// assert_eq!(out.outcome, sup::Outcome::MaxRuntime);
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -503,7 +664,7 @@ impl Command {
     /// ```
     /// use std::time::Duration;
     /// let out = sup::Command::new("sh").args(["-c", "trap '' TERM; sleep 30"])
-    ///     .max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).run()?;
+    ///     .max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).output()?;
     /// assert!(out.forced_kill);
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -518,7 +679,7 @@ impl Command {
     /// ```
     /// use std::time::Duration;
     /// let out = sup::Command::new("sleep").arg("30").interrupt_signal(sup::Signal::INT)
-    ///     .max_runtime(Duration::from_millis(100)).run()?;
+    ///     .max_runtime(Duration::from_millis(100)).output()?;
     /// assert_eq!(out.signal, Some(sup::Signal::INT));
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -533,7 +694,7 @@ impl Command {
     /// ```
     /// use std::time::Duration;
     /// let out = sup::Command::new("sleep").arg("30").kill_on_timeout(true)
-    ///     .idle_timeout(Duration::from_millis(100)).run()?;
+    ///     .idle_timeout(Duration::from_millis(100)).output()?;
     /// assert_eq!(out.signal, Some(sup::Signal::KILL));
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -547,7 +708,7 @@ impl Command {
     /// [`Output::stdout_omitted`] / [`Output::stderr_omitted`].
     ///
     /// ```
-    /// let out = sup::Command::new("sh").args(["-c", "printf 0123456789"]).max_output_bytes(4).run()?;
+    /// let out = sup::Command::new("sh").args(["-c", "printf 0123456789"]).max_output_bytes(4).output()?;
     /// assert_eq!(out.stdout, b"0189");
     /// assert_eq!(out.stdout_omitted, 6);
     /// # Ok::<(), sup::Error>(())
@@ -584,7 +745,7 @@ impl Command {
     /// ```
     /// let err = sup::Command::new("true").tty_foreground(true).spawn().unwrap_err();
     /// assert_eq!(err.part(), Some(sup::Part::Spec));
-    /// let out = sup::Command::new("true").stdin(sup::Stdio::inherit()).tty_foreground(true).run()?;
+    /// let out = sup::Command::new("true").stdin(sup::Stdio::inherit()).tty_foreground(true).output()?;
     /// assert!(out.success());
     /// # Ok::<(), sup::Error>(())
     /// ```
@@ -610,6 +771,16 @@ impl Command {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn spawn(&self) -> Result<Child> {
+        if self.pty.is_some() {
+            let set = [("stdin_bytes() or stdin()", self.stdin.is_some()), ("stdout()", self.stdout.is_some()), ("stderr()", self.stderr.is_some()), ("tty_foreground()", self.tty_foreground)];
+            if let Some((what, _)) = set.iter().find(|(_, on)| *on) {
+                return Err(Error::new(
+                    sup_sys::SUP_EINVAL,
+                    Some(Part::Spec),
+                    format!("spec: {what} not allowed with pty() (the child's stdin, stdout and stderr are its terminal; type its input with Child::take_stdin)"),
+                ));
+            }
+        }
         let mut spec = self.spec();
         spec.push(0);
         let mut p: *mut sup_sys::sup_proc = std::ptr::null_mut();
@@ -636,10 +807,13 @@ impl Command {
         Ok(Child::from_raw(p, writable))
     }
 
-    /// [`spawn`](Command::spawn) on tokio's blocking pool, so that a slow
-    /// exec does not hold up the runtime's thread. Dropping the future
-    /// before it is ready ends the child once it has started. Needs a tokio
-    /// runtime.
+    /// [`spawn`](Command::spawn) for async code: the library clones the
+    /// child on the calling thread in tens of microseconds and waits only
+    /// for its exec, so this calls it directly, with no thread of tokio's
+    /// blocking pool (200 concurrent spawns keep the runtime's thread
+    /// count, as `tokio::process` does). A program on a slow (network)
+    /// file system holds the runtime's thread as long as its exec takes.
+    /// Needs a tokio runtime for the [`Child`]'s async waits and readers.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
@@ -651,28 +825,120 @@ impl Command {
     #[cfg(feature = "tokio")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn spawn_async(&self) -> Result<Child> {
-        let cmd = self.clone();
-        match tokio::task::spawn_blocking(move || cmd.spawn()).await {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => Err(Error::new(sup_sys::SUP_ECANCELED, None, "spawn_async: the runtime is shutting down".into())),
-        }
+        self.spawn()
     }
 
-    /// Spawns and waits: [`spawn`](Command::spawn) then
-    /// [`Child::wait`](crate::Child::wait). A piped stdin is closed at once.
+    /// Spawns and waits, as std's `output()`: [`spawn`](Command::spawn)
+    /// then [`Child::wait`](crate::Child::wait). A piped stdin is closed at
+    /// once. Nothing reads the streams live here, so a command with
+    /// [`backpressure_bytes`](Command::backpressure_bytes) and a captured
+    /// stream is refused ([`Part::Spec`](crate::Part::Spec)): its child
+    /// would block once that many bytes waited, and never end. Spawn it and
+    /// read [`Child::stdout`](crate::Child::stdout) instead.
     ///
     /// ```
-    /// let out = sup::Command::new("true").run()?;
+    /// let out = sup::Command::new("true").output()?;
     /// assert!(out.success());
     /// # Ok::<(), sup::Error>(())
     /// ```
-    pub fn run(&self) -> Result<Output> {
+    pub fn output(&self) -> Result<Output> {
+        self.check_no_live_reader("output()")?;
         let child = self.spawn()?;
         drop(child.take_stdin());
         let out = child.wait()?;
         drop(child);
         Ok(Arc::try_unwrap(out).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    /// As std's `status()`: stdout and stderr go to the host's own unless
+    /// set ([`Stdio::inherit`]; nothing captured), then as
+    /// [`output`](Command::output). [`Output::success`] and
+    /// [`Output::exit_code`] give what std's `ExitStatus` does.
+    ///
+    /// ```
+    /// assert_eq!(sup::Command::new("sh").args(["-c", "exit 3"]).status()?.exit_code, Some(3));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub fn status(&self) -> Result<Output> {
+        let mut cmd = self.clone();
+        if cmd.pty.is_none() {
+            cmd.stdout.get_or_insert(Route::Inherit);
+            cmd.stderr.get_or_insert(Route::Inherit);
+        }
+        cmd.output()
+    }
+
+    /// [`output`](Command::output) under its former name.
+    #[deprecated(since = "0.4.0", note = "renamed output(), as std's")]
+    pub fn run(&self) -> Result<Output> {
+        self.output()
+    }
+
+    /// [`output`](Command::output) for async code: spawns as
+    /// [`spawn_async`](Command::spawn_async) and waits on tokio's reactor.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
+    /// let out = sup::Command::new("echo").arg("hi").output_async().await?;
+    /// assert_eq!(out.stdout, b"hi\n");
+    /// # Ok::<(), sup::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn output_async(&self) -> Result<Output> {
+        self.check_no_live_reader("output_async()")?;
+        let child = self.spawn_async().await?;
+        drop(child.take_stdin());
+        let out = child.wait_async().await?;
+        drop(child);
+        Ok(Arc::try_unwrap(out).unwrap_or_else(|shared| (*shared).clone()))
+    }
+
+    fn check_no_live_reader(&self, method: &str) -> Result<()> {
+        let captured = |r: Option<Route>| matches!(r, None | Some(Route::Piped) | Some(Route::Tee));
+        if self.backpressure_bytes.is_some_and(|n| n > 0) && (captured(self.stdout) || captured(self.stderr)) {
+            return Err(Error::new(
+                sup_sys::SUP_EINVAL,
+                Some(Part::Spec),
+                format!("backpressure_bytes: {method} reads no stream while the child runs, so it would block for ever; spawn() and read Child::stdout/stderr"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The program, as std's `get_program`.
+    ///
+    /// ```
+    /// assert_eq!(sup::Command::new("ls").get_program(), "ls");
+    /// ```
+    pub fn get_program(&self) -> &OsStr {
+        &self.argv[0]
+    }
+
+    /// The arguments after the program, as std's `get_args`.
+    ///
+    /// ```
+    /// let mut cmd = sup::Command::new("ls");
+    /// cmd.args(["-l", "/"]);
+    /// assert_eq!(cmd.get_args().collect::<Vec<_>>(), ["-l", "/"]);
+    /// ```
+    pub fn get_args(&self) -> impl ExactSizeIterator<Item = &OsStr> {
+        self.argv[1..].iter().map(OsString::as_os_str)
+    }
+
+    /// The environment changes, as std's `get_envs`: each variable set
+    /// (`Some`) or removed (`None`) on top of the inherited (or, after
+    /// [`env_clear`](Command::env_clear), empty) environment.
+    ///
+    /// ```
+    /// let mut cmd = sup::Command::new("env");
+    /// cmd.env("A", "1").env_remove("B");
+    /// let envs: Vec<_> = cmd.get_envs().collect();
+    /// assert_eq!(envs, [("A".as_ref(), Some("1".as_ref())), ("B".as_ref(), None)]);
+    /// ```
+    pub fn get_envs(&self) -> impl ExactSizeIterator<Item = (&OsStr, Option<&OsStr>)> {
+        self.env.iter().map(|(k, v)| (k.as_os_str(), v.as_deref()))
     }
 
     /// The JSON spec this command hands to the library (without NUL).
@@ -715,7 +981,7 @@ impl Command {
         }
         match &self.stdin {
             None => {}
-            Some(Stdin::Route(r)) => s.extend_from_slice(format!(",\"stdin\":\"{}\"", r.spec_name()).as_bytes()),
+            Some(Stdin::Route(r)) => s.extend_from_slice(format!(",\"stdin\":{}", r.spec_value()).as_bytes()),
             Some(Stdin::Bytes(data)) => {
                 s.extend_from_slice(b",\"stdin\":{\"base64\":\"");
                 base64(&mut s, data);
@@ -724,8 +990,18 @@ impl Command {
         }
         for (key, route) in [("stdout", self.stdout), ("stderr", self.stderr)] {
             if let Some(r) = route {
-                s.extend_from_slice(format!(",\"{key}\":\"{}\"", r.spec_name()).as_bytes());
+                s.extend_from_slice(format!(",\"{key}\":{}", r.spec_value()).as_bytes());
             }
+        }
+        if !self.fds.is_empty() {
+            s.extend_from_slice(b",\"fds\":{");
+            for (i, (child, host)) in self.fds.iter().enumerate() {
+                if i > 0 {
+                    s.push(b',');
+                }
+                s.extend_from_slice(format!("\"{child}\":{host}").as_bytes());
+            }
+            s.push(b'}');
         }
         if let Some((rows, cols)) = self.pty {
             s.extend_from_slice(format!(",\"pty\":{{\"rows\":{rows},\"cols\":{cols}}}").as_bytes());
@@ -740,12 +1016,31 @@ impl Command {
         if self.require_sentinel {
             s.extend_from_slice(b",\"require_sentinel\":true");
         }
+        if let Some(l) = &self.limits {
+            l.spec(&mut s);
+        }
+        if let Some(b) = &self.sandbox {
+            b.spec(&mut s);
+        }
+        if let Some(id) = self.uid {
+            s.extend_from_slice(format!(",\"user\":{id}").as_bytes());
+        }
+        if let Some(id) = self.gid {
+            s.extend_from_slice(format!(",\"group\":{id}").as_bytes());
+        }
+        if let Some(ids) = &self.groups {
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            s.extend_from_slice(format!(",\"groups\":[{}]", ids.join(",")).as_bytes());
+        }
 
         let mut num = |key: &str, v: u64| {
             s.extend_from_slice(format!(",\"{key}\":{v}").as_bytes());
         };
         if let Some(d) = self.idle_timeout {
             num("idle_timeout_ms", millis(d));
+        }
+        if let Some(d) = self.input_wait_timeout {
+            num("input_wait_timeout_ms", millis(d));
         }
         if let Some(d) = self.max_runtime {
             num("max_runtime_ms", millis(d));
@@ -780,16 +1075,21 @@ impl Command {
     }
 }
 
-/// Milliseconds, rounded up so that a non-zero duration never means "off".
+/// The library's limit for a duration: 1e12 ms (31 years).
+const MAX_MS: u64 = 1_000_000_000_000;
+
+/// Milliseconds, rounded up so that a non-zero duration never means "off",
+/// and clamped to the library's limit: a longer duration (up to
+/// `Duration::MAX`) means "never", as Go's shim maps huge values.
 fn millis(d: Duration) -> u64 {
     let ms = d.as_nanos().div_ceil(1_000_000);
-    u64::try_from(ms).unwrap_or(u64::MAX).min(i64::MAX as u64)
+    u64::try_from(ms).unwrap_or(u64::MAX).min(MAX_MS)
 }
 
 /// A JSON string of raw bytes: `"` `\` and bytes < 0x20 escaped, every other
 /// byte passed through unchanged (the library hands them to the kernel as
 /// they are, valid UTF-8 or not).
-fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
     for &b in bytes {
         match b {
@@ -843,7 +1143,8 @@ mod tests {
         assert_eq!(millis(Duration::from_micros(1)), 1);
         assert_eq!(millis(Duration::ZERO), 0);
         assert_eq!(millis(Duration::from_millis(1500)), 1500);
-        assert_eq!(millis(Duration::MAX), i64::MAX as u64);
+        assert_eq!(millis(Duration::MAX), MAX_MS);
+        assert_eq!(millis(Duration::from_secs(u64::MAX / 2)), MAX_MS);
     }
 
     #[test]

@@ -56,8 +56,9 @@ impl fmt::Display for Gap {
 impl std::error::Error for Gap {}
 
 /// Live output of one stream of a [`Child`](crate::Child), as an
-/// [`io::Read`] and [`io::BufRead`] (and, with the `tokio` feature, a
-/// `tokio::io::AsyncRead` and `AsyncBufRead`).
+/// [`io::Read`] and [`io::BufRead`] (with the `tokio` feature,
+/// `into_async` or `Child::stdout_async` give
+/// the `AsyncRead` and `AsyncBufRead` side, `AsyncOutputReader`).
 ///
 /// `read` returns the bytes the child wrote since the last read, waiting
 /// while there are none (in `poll(2)` on the library's readiness descriptor
@@ -301,7 +302,7 @@ impl io::BufRead for OutputReader {
 
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-impl tokio::io::AsyncRead for OutputReader {
+impl tokio::io::AsyncRead for AsyncOutputReader {
     /// Waits on tokio's reactor (a `dup` of the stream's readiness
     /// descriptor, registered at the first wait); no thread is parked. Each
     /// read fills as much of `buf` as the library holds (reading the pipe
@@ -312,7 +313,7 @@ impl tokio::io::AsyncRead for OutputReader {
     /// use tokio::io::AsyncReadExt;
     /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
     /// let child = sup::Command::new("sh").args(["-c", "echo a; sleep 0.1; echo b"]).spawn()?;
-    /// let mut r = child.stdout();
+    /// let mut r = child.stdout_async();
     /// let task = tokio::spawn(async move {
     ///     let mut s = String::new();
     ///     r.read_to_string(&mut s).await.map(|_| s)
@@ -327,7 +328,7 @@ impl tokio::io::AsyncRead for OutputReader {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<io::Result<()>> {
         use std::task::Poll;
-        let this = self.get_mut();
+        let this = &mut self.get_mut().0;
         // Straight into the unfilled part, initialized or not: the library
         // only writes there.
         // SAFETY: nothing uninitialized is written or read through it.
@@ -360,16 +361,16 @@ impl tokio::io::AsyncRead for OutputReader {
 /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
 /// let child = sup::Command::new("seq").arg("100000").backpressure_bytes(1 << 20).spawn()?;
 /// let mut got = Vec::new();
-/// tokio::io::copy_buf(&mut child.stdout(), &mut got).await?;
+/// tokio::io::copy_buf(&mut child.stdout_async(), &mut got).await?;
 /// assert_eq!(got, child.wait_async().await?.stdout);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-impl tokio::io::AsyncBufRead for OutputReader {
+impl tokio::io::AsyncBufRead for AsyncOutputReader {
     fn poll_fill_buf(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<&[u8]>> {
-        let this = self.get_mut();
+        let this = &mut self.get_mut().0;
         if this.src.held() == 0 {
             std::task::ready!(this.poll_with(cx, Source::fill_ahead))?;
         }
@@ -377,7 +378,7 @@ impl tokio::io::AsyncBufRead for OutputReader {
     }
 
     fn consume(self: std::pin::Pin<&mut Self>, amt: usize) {
-        let src = &mut self.get_mut().src;
+        let src = &mut self.get_mut().0.src;
         src.at = (src.at + amt).min(src.end);
     }
 }
@@ -437,7 +438,8 @@ impl OutputReader {
 
 /// The writer of a child's stdin, from
 /// [`Child::take_stdin`](crate::Child::take_stdin): an [`io::Write`] (and,
-/// with the `tokio` feature, a `tokio::io::AsyncWrite`).
+/// with the `tokio` feature, `into_async` or `Child::take_stdin_async` give
+/// the `tokio::io::AsyncWrite` side, `AsyncChildStdin`).
 ///
 /// Writes block while the pipe is full (the async writer waits on tokio's
 /// reactor instead), never raise `SIGPIPE`, and fail with
@@ -626,7 +628,7 @@ impl io::Write for ChildStdin {
 
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-impl tokio::io::AsyncWrite for ChildStdin {
+impl tokio::io::AsyncWrite for AsyncChildStdin {
     /// Waits for room on tokio's reactor (the pipe's descriptor, registered
     /// at the first wait); no thread is parked.
     ///
@@ -634,7 +636,7 @@ impl tokio::io::AsyncWrite for ChildStdin {
     /// use tokio::io::AsyncWriteExt;
     /// # tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap().block_on(async {
     /// let child = sup::Command::new("wc").arg("-c").stdin(sup::Stdio::piped()).spawn()?;
-    /// let mut stdin = child.take_stdin().unwrap();
+    /// let mut stdin = child.take_stdin_async().unwrap();
     /// stdin.write_all(&vec![b'x'; 1 << 20]).await?;   // more than a pipe holds
     /// stdin.shutdown().await?;
     /// assert_eq!(String::from_utf8_lossy(&child.wait_async().await?.stdout).trim(), "1048576");
@@ -647,7 +649,7 @@ impl tokio::io::AsyncWrite for ChildStdin {
         buf: &[u8],
     ) -> std::task::Poll<io::Result<usize>> {
         use std::task::Poll;
-        let this = self.get_mut();
+        let this = &mut self.get_mut().0;
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
@@ -671,7 +673,7 @@ impl tokio::io::AsyncWrite for ChildStdin {
     /// of input fits.
     fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
         use std::task::Poll;
-        let this = self.get_mut();
+        let this = &mut self.get_mut().0;
         loop {
             if this.try_close()? {
                 return Poll::Ready(Ok(()));
@@ -687,5 +689,58 @@ impl tokio::io::AsyncWrite for ChildStdin {
 impl Drop for ChildStdin {
     fn drop(&mut self) {
         let _ = self.close_blocking();
+    }
+}
+
+/// The async side of an [`OutputReader`] (feature `tokio`): tokio's
+/// `AsyncRead` and `AsyncBufRead`, waiting on tokio's reactor. A separate
+/// type, so that std's `BufRead`/`Write` and tokio's `AsyncBufReadExt`/
+/// `AsyncWriteExt` in scope together do not make `.lines()` or
+/// `.write_all()` ambiguous (E0034). From
+/// [`Child::stdout_async`](crate::Child::stdout_async) or
+/// [`OutputReader::into_async`].
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+#[derive(Debug)]
+pub struct AsyncOutputReader(OutputReader);
+
+#[cfg(feature = "tokio")]
+impl OutputReader {
+    /// This reader as tokio's `AsyncRead`/`AsyncBufRead`, where it is.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn into_async(self) -> AsyncOutputReader {
+        AsyncOutputReader(self)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl AsyncOutputReader {
+    /// Bytes handed out so far (see [`OutputReader::position`]).
+    pub fn position(&self) -> u64 {
+        self.0.position()
+    }
+
+    /// Back to the blocking reader, where it is.
+    pub fn into_sync(self) -> OutputReader {
+        self.0
+    }
+}
+
+/// The async side of a [`ChildStdin`] (feature `tokio`): tokio's
+/// `AsyncWrite`, waiting for room on tokio's reactor; a separate type for
+/// the reason [`AsyncOutputReader`] is. From
+/// [`Child::take_stdin_async`](crate::Child::take_stdin_async) or
+/// [`ChildStdin::into_async`]. Dropped or shut down: closed.
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+#[derive(Debug)]
+pub struct AsyncChildStdin(ChildStdin);
+
+#[cfg(feature = "tokio")]
+impl ChildStdin {
+    /// This writer as tokio's `AsyncWrite`.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn into_async(self) -> AsyncChildStdin {
+        AsyncChildStdin(self)
     }
 }

@@ -15,7 +15,7 @@
 //!     .args(["-c", "echo working; sleep 30"])
 //!     .idle_timeout(Duration::from_millis(200))
 //!     .grace(Duration::from_secs(1))
-//!     .run()?;
+//!     .output()?;
 //! assert_eq!(out.outcome, sup::Outcome::IdleTimeout);
 //! assert_eq!(out.stdout, b"working\n");
 //! assert_eq!(out.signal, Some(sup::Signal::TERM));
@@ -24,7 +24,8 @@
 //!
 //! Waiting: [`Child::wait`] blocks the calling thread; with the `tokio`
 //! feature, `Child::wait_async` waits on tokio's reactor (no thread per
-//! wait), [`OutputReader`] is `AsyncRead` and [`ChildStdin`] `AsyncWrite`;
+//! wait), `Child::stdout_async` gives an `AsyncOutputReader` (`AsyncRead`) and
+//! `Child::take_stdin_async` an `AsyncChildStdin` (`AsyncWrite`);
 //! other event loops watch [`Child::fd`] (also `AsFd`/`AsRawFd`) and call
 //! [`Child::try_wait`] when it is readable.
 //!
@@ -35,6 +36,7 @@
 
 mod child;
 mod command;
+mod confine;
 mod error;
 mod handle;
 mod io;
@@ -42,9 +44,12 @@ mod output;
 mod signal;
 
 pub use child::Child;
+pub use confine::{Limits, Sandbox};
 pub use command::{Command, Contain, Stdio};
 pub use error::{Error, Part, Result};
 pub use io::{ChildStdin, Gap, OutputReader};
+#[cfg(feature = "tokio")]
+pub use io::{AsyncChildStdin, AsyncOutputReader};
 pub use output::{CpuTime, HostDeath, Outcome, Output, Phase, Rusage, SentSignal};
 pub use signal::Signal;
 

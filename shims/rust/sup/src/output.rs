@@ -106,7 +106,7 @@ impl fmt::Display for Outcome {
 /// zero when its status was lost.
 ///
 /// ```
-/// let out = sup::Command::new("true").run()?;
+/// let out = sup::Command::new("true").output()?;
 /// assert!(out.rusage.max_rss_kb > 0);
 /// # Ok::<(), sup::Error>(())
 /// ```
@@ -125,7 +125,7 @@ pub struct Rusage {
 ///
 /// ```
 /// use std::time::Duration;
-/// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(50)).run()?;
+/// let out = sup::Command::new("sleep").arg("30").idle_timeout(Duration::from_millis(50)).output()?;
 /// assert_eq!(out.phase, Some(sup::Phase::Idle));
 /// # Ok::<(), sup::Error>(())
 /// ```
@@ -136,13 +136,16 @@ pub enum Phase {
     FirstOutput,
     /// Silent for [`idle_timeout`](crate::Command::idle_timeout) after output.
     Idle,
+    /// Waited for input longer than
+    /// [`input_wait_timeout`](crate::Command::input_wait_timeout).
+    Input,
 }
 
 /// What would end with the host, should it die (`SIGKILL` included) while
 /// the child runs: [`Output::host_death`].
 ///
 /// ```
-/// let out = sup::Command::new("true").run()?;
+/// let out = sup::Command::new("true").output()?;
 /// // Where no sentinel can run (no /proc, nothing installed), MainProcess.
 /// assert!(matches!(out.host_death, sup::HostDeath::Tree | sup::HostDeath::MainProcess));
 /// # Ok::<(), sup::Error>(())
@@ -162,7 +165,7 @@ pub enum HostDeath {
 /// CPU time, in user mode and in the kernel.
 ///
 /// ```
-/// let out = sup::Command::new("true").run()?;
+/// let out = sup::Command::new("true").output()?;
 /// assert_eq!(out.tree_cpu.is_some(), out.contained == sup::Contain::Cgroup);
 /// # Ok::<(), sup::Error>(())
 /// ```
@@ -179,7 +182,7 @@ pub struct CpuTime {
 ///
 /// ```
 /// use std::time::Duration;
-/// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(50)).run()?;
+/// let out = sup::Command::new("sleep").arg("30").max_runtime(Duration::from_millis(50)).output()?;
 /// assert_eq!(out.signals_sent[0].signal, sup::Signal::TERM);
 /// assert!(out.signals_sent[0].at >= Duration::from_millis(50));
 /// # Ok::<(), sup::Error>(())
@@ -198,7 +201,7 @@ pub struct SentSignal {
 /// copy (`Arc<Output>`), however often it is called.
 ///
 /// ```
-/// let out = sup::Command::new("sh").args(["-c", "printf out; exit 7"]).run()?;
+/// let out = sup::Command::new("sh").args(["-c", "printf out; exit 7"]).output()?;
 /// assert_eq!((out.outcome, out.exit_code, out.signal), (sup::Outcome::Exited, Some(7), None));
 /// assert_eq!(out.stdout, b"out");
 /// assert_eq!(out.status().unwrap().code(), Some(7));
@@ -261,8 +264,8 @@ impl Output {
     /// Exited by itself with code 0.
     ///
     /// ```
-    /// assert!(sup::Command::new("true").run()?.success());
-    /// assert!(!sup::Command::new("false").run()?.success());
+    /// assert!(sup::Command::new("true").output()?.success());
+    /// assert!(!sup::Command::new("false").output()?.success());
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn success(&self) -> bool {
@@ -334,6 +337,7 @@ impl Output {
             let phase = match cvt(sup_sys::sup_result_phase(p))? {
                 sup_sys::SUP_PHASE_FIRST_OUTPUT => Some(Phase::FirstOutput),
                 sup_sys::SUP_PHASE_IDLE => Some(Phase::Idle),
+                sup_sys::SUP_PHASE_INPUT => Some(Phase::Input),
                 _ => None,
             };
             let contained = match cvt(sup_sys::sup_result_contained(p))? {

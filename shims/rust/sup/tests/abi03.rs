@@ -14,13 +14,13 @@ fn sh(script: &str) -> Command {
 
 #[test]
 fn stdout_and_stderr_routes() {
-    let out = sh("echo 1; echo 2 >&2; echo 3; echo 4 >&2").stderr(Stdio::stdout()).run().unwrap();
+    let out = sh("echo 1; echo 2 >&2; echo 3; echo 4 >&2").stderr(Stdio::stdout()).output().unwrap();
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"1\n2\n3\n4\n"[..], &b""[..]));
 
-    let out = sh("echo out; echo err >&2").stdout(Stdio::null()).run().unwrap();
+    let out = sh("echo out; echo err >&2").stdout(Stdio::null()).output().unwrap();
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b""[..], &b"err\n"[..]));
 
-    let out = sh("echo out; echo err >&2").stdout(Stdio::tee()).stderr(Stdio::null()).run().unwrap();
+    let out = sh("echo out; echo err >&2").stdout(Stdio::tee()).stderr(Stdio::null()).output().unwrap();
     assert_eq!((out.stdout.as_slice(), out.stderr.as_slice()), (&b"out\n"[..], &b""[..]));
 
     // sup reads neither stream: an idle timeout could never be reset.
@@ -36,7 +36,7 @@ fn stdout_and_stderr_routes() {
 
 #[test]
 fn a_pty_is_the_childs_terminal() {
-    let out = sh("test -t 0 && test -t 1 && test -t 2 && stty size; echo err >&2").pty(30, 100).run().unwrap();
+    let out = sh("test -t 0 && test -t 1 && test -t 2 && stty size; echo err >&2").pty(30, 100).output().unwrap();
     assert!(out.success(), "{out}");
     assert_eq!(out.stdout, b"30 100\r\nerr\r\n");
     assert!(out.stderr.is_empty());
@@ -85,7 +85,7 @@ fn signal_reaches_the_child_and_leaves_the_outcome_alone() {
 #[test]
 fn first_output_timeout_then_idle_timeout() {
     let t = Instant::now();
-    let out = Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(200)).run().unwrap();
+    let out = Command::new("sleep").arg("30").first_output_timeout(Duration::from_millis(200)).output().unwrap();
     assert_eq!((out.outcome, out.phase), (Outcome::IdleTimeout, Some(Phase::FirstOutput)), "{out}");
     assert!(t.elapsed() >= Duration::from_millis(200));
 
@@ -94,25 +94,25 @@ fn first_output_timeout_then_idle_timeout() {
     let out = sh("sleep 0.3; echo first; exec sleep 30")
         .first_output_timeout(Duration::from_secs(3))
         .idle_timeout(Duration::from_millis(200))
-        .run()
+        .output()
         .unwrap();
     eprintln!("first byte at 0.3 s, idle 200 ms: {out}");
     assert_eq!((out.outcome, out.phase), (Outcome::IdleTimeout, Some(Phase::Idle)), "{out}");
     assert_eq!(out.stdout, b"first\n");
     assert!(out.duration >= Duration::from_millis(500), "{out}");
 
-    let out = sh("echo quick").first_output_timeout(Duration::from_secs(20)).run().unwrap();
+    let out = sh("echo quick").first_output_timeout(Duration::from_secs(20)).output().unwrap();
     assert_eq!((out.outcome, out.phase), (Outcome::Exited, None));
 }
 
 #[test]
 fn containment_is_reported() {
-    let out = Command::new("true").run().unwrap();
+    let out = Command::new("true").output().unwrap();
     assert_eq!((out.contained, out.leftovers_ended, out.tree_cpu), (Contain::Group, None, None));
 
     // A cgroup where the host allows one; "auto" falls back to the group.
     let script = "setsid sleep 30 >/dev/null 2>&1 & i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
-    match sh(script).contain(Contain::Cgroup).run() {
+    match sh(script).contain(Contain::Cgroup).output() {
         Ok(out) => {
             assert_eq!(out.contained, Contain::Cgroup);
             assert_eq!(out.leftovers_ended, Some(1), "the setsid sleep, beyond the group, ended with the tree");
@@ -122,7 +122,7 @@ fn containment_is_reported() {
         Err(e) => {
             assert_eq!(e.code(), sup_sys::SUP_ENOTSUP, "{e}");
             eprintln!("no cgroup here: {e}");
-            let out = Command::new("true").contain(Contain::Auto).run().unwrap();
+            let out = Command::new("true").contain(Contain::Auto).output().unwrap();
             assert_eq!(out.contained, Contain::Group);
         }
     }
@@ -130,12 +130,12 @@ fn containment_is_reported() {
 
 #[test]
 fn env_clear_leaves_only_what_is_set() {
-    let out = Command::new("env").env("GONE", "x").env_clear().env("ONLY", "me").run().unwrap();
+    let out = Command::new("env").env("GONE", "x").env_clear().env("ONLY", "me").output().unwrap();
     assert_eq!(out.stdout, b"ONLY=me\n");
     // The program is looked up in the child's PATH, /bin:/usr/bin without one.
     let e = Command::new("sup-no-such-tool").env_clear().spawn().unwrap_err();
     assert!(e.is_program_not_found(), "{e}");
-    let out = Command::new("sh").args(["-c", "echo $PATH"]).env_clear().env("PATH", "/usr/bin").run().unwrap();
+    let out = Command::new("sh").args(["-c", "echo $PATH"]).env_clear().env("PATH", "/usr/bin").output().unwrap();
     assert_eq!(out.stdout, b"/usr/bin\n");
 }
 
@@ -146,7 +146,7 @@ fn async_pty_input_and_shutdown() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
     rt.block_on(async {
         let child = Command::new("cat").pty(24, 80).spawn().unwrap();
-        let mut stdin = child.take_stdin().unwrap();
+        let mut stdin = child.take_stdin_async().unwrap();
         AsyncWriteExt::write_all(&mut stdin, b"line\n").await.unwrap();
         stdin.shutdown().await.unwrap(); // Ctrl-D
         let out = child.wait_async().await.unwrap();

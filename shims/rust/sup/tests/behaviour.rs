@@ -18,7 +18,7 @@ fn sh(script: &str) -> Command {
 
 #[test]
 fn exited_with_code_and_both_streams() {
-    let out = sh("printf out; printf err >&2; exit 3").run().unwrap();
+    let out = sh("printf out; printf err >&2; exit 3").output().unwrap();
     assert_eq!(out.outcome, Outcome::Exited);
     assert_eq!(out.exit_code, Some(3));
     assert_eq!(out.signal, None);
@@ -29,7 +29,7 @@ fn exited_with_code_and_both_streams() {
 
 #[test]
 fn signaled_by_itself() {
-    let out = sh("kill -USR1 $$").run().unwrap();
+    let out = sh("kill -USR1 $$").output().unwrap();
     assert_eq!(out.outcome, Outcome::Signaled);
     assert_eq!((out.exit_code, out.signal), (None, Some(Signal::USR1)));
     assert!(!out.forced_kill);
@@ -38,7 +38,7 @@ fn signaled_by_itself() {
 #[test]
 fn idle_timeout_ends_a_silent_child_with_its_last_words() {
     let t = Instant::now();
-    let out = sh("echo last words; exec sleep 30").idle_timeout(Duration::from_millis(300)).run().unwrap();
+    let out = sh("echo last words; exec sleep 30").idle_timeout(Duration::from_millis(300)).output().unwrap();
     eprintln!("idle timeout 300 ms: ended after {:?}", t.elapsed());
     assert_eq!(out.outcome, Outcome::IdleTimeout);
     assert_eq!(out.signal, Some(Signal::TERM));
@@ -51,7 +51,7 @@ fn max_runtime_ends_a_talkative_child() {
     let out = sh("while :; do echo tick; sleep 0.05; done")
         .idle_timeout(Duration::from_secs(20))
         .max_runtime(Duration::from_millis(400))
-        .run()
+        .output()
         .unwrap();
     assert_eq!(out.outcome, Outcome::MaxRuntime);
     assert!(out.stdout.starts_with(b"tick\n"));
@@ -64,7 +64,7 @@ fn stderr_alone_resets_the_idle_clock() {
     // stderr keeps the child alive.
     let out = sh("i=0; while [ $i -lt 10 ]; do echo $i >&2; sleep 0.3; i=$((i+1)); done")
         .idle_timeout(Duration::from_millis(1500))
-        .run()
+        .output()
         .unwrap();
     assert_eq!(out.outcome, Outcome::Exited, "{out:?}");
     assert_eq!(out.exit_code, Some(0));
@@ -96,7 +96,7 @@ fn kill_on_timeout_skips_the_grace() {
         .idle_timeout(Duration::from_millis(200))
         .grace(Duration::from_secs(30))
         .kill_on_timeout(true)
-        .run()
+        .output()
         .unwrap();
     assert_eq!((out.outcome, out.signal, out.forced_kill), (Outcome::IdleTimeout, Some(Signal::KILL), true));
     assert!(out.duration < Duration::from_secs(10));
@@ -108,7 +108,7 @@ fn interrupt_signal_is_sent() {
         .arg("30")
         .interrupt_signal(Signal::INT)
         .max_runtime(Duration::from_millis(100))
-        .run()
+        .output()
         .unwrap();
     assert_eq!((out.outcome, out.signal), (Outcome::MaxRuntime, Some(Signal::INT)));
 }
@@ -308,7 +308,7 @@ fn non_utf8_argument_and_environment_bytes_reach_the_child() {
         .arg("argv0")
         .arg(arg)
         .env("V", OsStr::from_bytes(b"v\xffw"))
-        .run()
+        .output()
         .unwrap();
     assert_eq!(out.stdout, [arg.as_bytes(), b"|v\xffw"].concat());
 }
@@ -367,7 +367,7 @@ fn exec_errors_say_what_failed() {
 fn std_process_command_alongside_gets_its_statuses() {
     let sup_side = thread::spawn(|| {
         for _ in 0..30 {
-            assert_eq!(sh("exit 5").run().unwrap().exit_code, Some(5));
+            assert_eq!(sh("exit 5").output().unwrap().exit_code, Some(5));
         }
     });
     for i in 0..30 {
@@ -382,21 +382,21 @@ fn std_process_command_alongside_gets_its_statuses() {
 #[test]
 fn stdin_env_cwd_and_capture_limits() {
     let data: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
-    let out = Command::new("cat").stdin_bytes(data.clone()).run().unwrap();
+    let out = Command::new("cat").stdin_bytes(data.clone()).output().unwrap();
     assert_eq!(out.stdout, data);
 
-    let out = Command::new("cat").run().unwrap();
+    let out = Command::new("cat").output().unwrap();
     assert!(out.stdout.is_empty() && out.success());
 
     let out = sh("printf '%s|%s|' \"$A\" \"${HOME-gone}\"; pwd")
         .env("A", "1")
         .env_remove("HOME")
         .current_dir("/usr")
-        .run()
+        .output()
         .unwrap();
     assert_eq!(out.stdout, b"1|gone|/usr\n");
 
-    let out = sh("head -c 10000 /dev/zero; printf TAIL").max_output_bytes(100).run().unwrap();
+    let out = sh("head -c 10000 /dev/zero; printf TAIL").max_output_bytes(100).output().unwrap();
     assert_eq!(out.stdout.len(), 100);
     assert!(out.stdout.ends_with(b"TAIL"));
     assert_eq!(out.stdout_omitted, 10004 - 100);
@@ -525,7 +525,7 @@ fn piped_stdin_is_a_blocking_writer() {
     // Not piped: no writer.
     assert!(Command::new("true").spawn().unwrap().take_stdin().is_none());
     // run() closes a piped stdin rather than hang.
-    assert!(Command::new("cat").stdin(sup::Stdio::piped()).run().unwrap().success());
+    assert!(Command::new("cat").stdin(sup::Stdio::piped()).output().unwrap().success());
 }
 
 #[test]
@@ -576,7 +576,7 @@ fn the_result_is_shared_typed_and_printable() {
     assert_eq!(a.pid, child.id());
     assert!(a.to_string().starts_with("exited with code 3 after "), "{a}");
 
-    let out = sh("trap '' TERM; sleep 30").max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).run().unwrap();
+    let out = sh("trap '' TERM; sleep 30").max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).output().unwrap();
     let sent: Vec<Signal> = out.signals_sent.iter().map(|s| s.signal).collect();
     assert_eq!(sent, [Signal::TERM, Signal::KILL], "{out:?}");
     assert!(out.signals_sent[0].at >= Duration::from_millis(100) && out.signals_sent[1].at > out.signals_sent[0].at);
@@ -584,7 +584,7 @@ fn the_result_is_shared_typed_and_printable() {
     assert_eq!((st.code(), st.signal()), (None, Some(libc::SIGKILL)));
     assert!(out.to_string().starts_with("max_runtime: SIGKILL (SIGKILL needed) after"), "{out}");
 
-    let out = sh("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done").run().unwrap();
+    let out = sh("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done").output().unwrap();
     assert!(out.rusage.user + out.rusage.sys > Duration::ZERO && out.rusage.max_rss_kb > 0, "{:?}", out.rusage);
 }
 

@@ -27,7 +27,7 @@ fn host() {
     let how = if contain == "cgroup" { Contain::Cgroup } else { Contain::Group };
     let mut out = std::io::stdout();
     // Every child's result says what would end with the host.
-    match Command::new("true").contain(how).run() {
+    match Command::new("true").contain(how).output() {
         Ok(done) => writeln!(out, "host_death {:?}", done.host_death).unwrap(),
         Err(e) if e.code() == sup_sys::SUP_ENOTSUP => {
             writeln!(out, "skip {e}").unwrap();

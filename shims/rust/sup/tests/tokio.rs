@@ -90,8 +90,8 @@ fn async_reader_and_writer_move_into_tasks_on_one_thread() {
         // block it (a blocking write would deadlock against the reader).
         let data: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
         let child = Command::new("cat").stdin(sup::Stdio::piped()).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
-        let mut stdin = child.take_stdin().unwrap();
-        let mut stdout = child.stdout();
+        let mut stdin = child.take_stdin_async().unwrap();
+        let mut stdout = child.stdout_async();
         let expect = data.clone();
         let writer = tokio::spawn(async move {
             stdin.write_all(&data).await.unwrap();
@@ -117,7 +117,7 @@ fn async_readers_of_many_children_on_a_current_thread_runtime() {
         let tasks: Vec<_> = (0..200)
             .map(|i| {
                 let child = Command::new("sh").args(["-c", &format!("echo start {i}; sleep 0.3; echo end {i}")]).spawn().unwrap();
-                let (mut out, child) = (child.stdout(), Arc::new(child));
+                let (mut out, child) = (child.stdout_async(), Arc::new(child));
                 tokio::spawn(async move {
                     let mut s = String::new();
                     out.read_to_string(&mut s).await.unwrap();
@@ -139,7 +139,7 @@ fn async_reader_reports_a_gap_once_then_goes_on() {
     rt().block_on(async {
         let child = Command::new("seq").args(["1", "100000"]).max_output_bytes(4096).spawn().unwrap();
         child.wait_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let mut got = Vec::new();
         let err = r.read_to_end(&mut got).await.unwrap_err();
         let gap = err.get_ref().and_then(|e| e.downcast_ref::<sup::Gap>()).copied().expect("a Gap");
@@ -160,12 +160,14 @@ fn a_write_to_a_full_pipe_ends_when_the_child_does() {
     let script = "exec 3<&0; setsid sleep 30 <&3 3<&- >/dev/null 2>&1 & echo $!; sleep 0.5";
     for blocking in [false, true] {
         let child = Command::new("sh").args(["-c", script]).stdin(sup::Stdio::piped()).spawn().unwrap();
-        let mut stdin = child.take_stdin().unwrap();
+        let stdin = child.take_stdin().unwrap();
         let data = vec![b'x'; 1 << 20];
         let t = Instant::now();
         let err = if blocking {
+            let mut stdin = stdin;
             std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data)).join().unwrap().unwrap_err()
         } else {
+            let mut stdin = stdin.into_async();
             rt().block_on(async { tokio::time::timeout(Duration::from_secs(30), stdin.write_all(&data)).await })
                 .expect("the write ended")
                 .unwrap_err()
@@ -192,7 +194,7 @@ fn async_reader_streams_every_byte_then_the_end() {
         // end, again and again.
         let want = seq(2_000_000);
         let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let (mut got, mut buf) = (Vec::new(), vec![0u8; 200_000]);
         for size in [1usize, 7, 8192, 65536, 65537, 200_000, 3].iter().cycle() {
             let n = r.read(&mut buf[..*size]).await.unwrap();
@@ -209,15 +211,15 @@ fn async_reader_streams_every_byte_then_the_end() {
         // capacity) on a second child.
         let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
         let mut copied = Vec::new();
-        assert_eq!(tokio::io::copy(&mut child.stdout(), &mut copied).await.unwrap(), want.len() as u64);
+        assert_eq!(tokio::io::copy(&mut child.stdout_async(), &mut copied).await.unwrap(), want.len() as u64);
         assert!(copied == want);
         let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
         let mut to_end = Vec::new();
-        child.stdout().read_to_end(&mut to_end).await.unwrap();
+        child.stdout_async().read_to_end(&mut to_end).await.unwrap();
         assert!(to_end == want);
         // AsyncBufRead: copy_buf from the reader's own buffer.
         let child = Command::new("seq").args(["1", "2000000"]).backpressure_bytes(1 << 20).spawn_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let mut buffered = Vec::new();
         assert_eq!(tokio::io::copy_buf(&mut r, &mut buffered).await.unwrap(), want.len() as u64);
         assert!(buffered == want);
@@ -230,7 +232,7 @@ fn async_reader_of_a_child_ended_mid_stream_gets_a_whole_prefix() {
     use tokio::io::AsyncReadExt;
     rt().block_on(async {
         let child = Command::new("seq").args(["1", "100000000"]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let (mut got, mut buf) = (Vec::new(), [0u8; 1000]);
         while got.len() < 1 << 20 {
             let n = r.read(&mut buf).await.unwrap();
@@ -254,7 +256,7 @@ fn dropped_read_futures_lose_no_bytes() {
         // short timeout while they wait, some while bytes are read ahead.
         let script = "i=0; while [ $i -lt 200 ]; do seq $((i*1000+1)) $((i*1000+1000)); sleep 0.002; i=$((i+1)); done";
         let child = Command::new("sh").args(["-c", script]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let (mut got, mut buf, mut cancelled) = (Vec::new(), [0u8; 3000], 0);
         loop {
             match tokio::time::timeout(Duration::from_micros(300), r.read(&mut buf)).await {
@@ -269,7 +271,7 @@ fn dropped_read_futures_lose_no_bytes() {
         assert!(cancelled > 0, "no read was cancelled");
         // The same through AsyncBufRead: fill_buf futures dropped.
         let child = Command::new("sh").args(["-c", script]).backpressure_bytes(64 << 10).spawn_async().await.unwrap();
-        let mut r = child.stdout();
+        let mut r = child.stdout_async();
         let mut got = Vec::new();
         loop {
             use tokio::io::AsyncBufReadExt;
@@ -289,5 +291,29 @@ fn dropped_read_futures_lose_no_bytes() {
         assert!(got == seq(200_000), "{} bytes", got.len());
         eprintln!("{cancelled} read futures dropped while waiting");
         assert!(child.wait_async().await.unwrap().success());
+    });
+}
+
+#[test]
+fn std_and_tokio_traits_in_scope_together_compile() {
+    // E0034 before: OutputReader and ChildStdin implemented both sides.
+    use std::io::{BufRead, Write};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let child = Command::new("cat").stdin(sup::Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.take_stdin().unwrap();
+    stdin.write_all(b"one\ntwo\n").unwrap();
+    drop(stdin);
+    let lines: Vec<String> = std::io::BufReader::new(child.stdout()).lines().map(Result::unwrap).collect();
+    assert_eq!(lines, ["one", "two"]);
+    rt().block_on(async {
+        let child = Command::new("cat").stdin(sup::Stdio::piped()).spawn().unwrap();
+        let mut stdin = child.take_stdin_async().unwrap();
+        stdin.write_all(b"three\n").await.unwrap();
+        stdin.shutdown().await.unwrap();
+        let mut lines = child.stdout_async().lines();
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("three"));
+        assert_eq!(lines.next_line().await.unwrap(), None);
+        let out = sup::Command::new("echo").arg("async").output_async().await.unwrap();
+        assert_eq!(out.stdout, b"async\n");
     });
 }

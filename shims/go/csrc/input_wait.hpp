@@ -1,0 +1,141 @@
+// Whether the child waits for input it cannot get: a process of its tree
+// asleep reading the child's stdin file, or stopped by SIGTTIN or SIGTTOU.
+// Seen from /proc, and only when asked ("input_wait_timeout_ms", or
+// sup_input_wanted called once): the loop looks after output has gone quiet,
+// never on a path that moves bytes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "clock.hpp"
+
+namespace sup {
+
+// The file a reader must be waiting on: the child's stdin, by identity, not
+// by descriptor number. A terminal is matched by its device number (st_rdev),
+// so that /dev/pts/N opened again, or /dev/tty for the controlling terminal,
+// is the same file; anything else by st_dev and st_ino.
+struct StdinFile {
+  enum class Kind { none, node, terminal };
+  Kind kind = Kind::none;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  dev_t rdev = 0;
+  // The identity of an open descriptor: a pipe, FIFO or terminal (another
+  // file, a regular one or /dev/null, never blocks a reader: none).
+  static StdinFile of_fd(int fd) noexcept;
+};
+
+// What one look at the tree found.
+enum class InputSeen {
+  elsewhere,  // asleep on something else, or nothing in the tree
+  busy,       // a thread runnable or in disk sleep: it makes progress
+  reading,    // asleep reading the stdin file (waiting once it holds)
+  stopped,    // stopped by SIGTTIN/SIGTTOU on its controlling terminal
+  blind,      // a process sup may not inspect, and nothing seen waiting
+};
+
+// One child's input-wait watch. Locking: everything but the two atomics is
+// under mu_, which a look holds while it reads /proc (milliseconds at
+// most); the loop only ever try_locks it, so a caller looking in
+// sup_input_wanted never stalls the loop. The inputs a look compares
+// (output count, the tree's identity) are passed in by the process.
+class InputWait {
+ public:
+  // How long after the last output byte the first look comes, and between
+  // looks while quiet. A reader must be seen asleep, not woken, across two
+  // looks at least kSettle apart before it counts.
+  static constexpr Nanos kQuiet = 30 * kNanosPerMs;
+  static constexpr Nanos kInterval = 50 * kNanosPerMs;
+  static constexpr Nanos kSettle = 40 * kNanosPerMs;
+  // A reader given input (by the host, or seen woken) this recently is
+  // being fed, not waiting.
+  static constexpr Nanos kFedWindow = 250 * kNanosPerMs;
+  // In group mode, how often a look scans every process for members of the
+  // group that are not descendants of the main process.
+  static constexpr Nanos kGroupScanEvery = 1000 * kNanosPerMs;
+  // A caller asking again this soon gets the last look's verdict.
+  static constexpr Nanos kMinGap = 5 * kNanosPerMs;
+
+  explicit InputWait(Nanos timeout) noexcept : timeout_(timeout), asked_(timeout > 0) {}
+  InputWait(const InputWait&) = delete;
+  InputWait& operator=(const InputWait&) = delete;
+
+  // Before the spawn, while nothing else can see the process.
+  void set_stdin(const StdinFile& file) noexcept { stdin_ = file; }
+
+  // ---- Any thread -------------------------------------------------------
+  // The host wrote to the child's stdin, or closed it (sup_input_*).
+  void note_input() noexcept;
+  // sup_input_wanted was called: from now on the loop looks too. Returns
+  // true the first time.
+  bool ask() noexcept { return !asked_.exchange(true, std::memory_order_acq_rel); }
+  bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
+  Nanos timeout() const noexcept { return timeout_; }
+
+  // A look at the tree of main process pid (cgroup_dir: its cgroup's
+  // directory fd in cgroup mode, else -1 for its process group), with
+  // output_total the bytes read from its streams so far. Returns 1 waiting,
+  // 0 not, SUP_EPERM where sup cannot see. blocking: waits for a look
+  // under way on another thread (a caller); else returns -1 at once if
+  // there is one (the loop).
+  int look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking);
+  // After a look: how long to wait before a second one can tell whether a
+  // reader seen for the first time stays asleep (0: no second look needed).
+  Nanos second_look_in() noexcept;
+
+  // ---- Loop thread (lock-free) ------------------------------------------
+  // When the loop should look next (kNever when not asked): kQuiet after
+  // the last output, kInterval after the last look, and the timeout's end
+  // while waiting.
+  Nanos next_look(Nanos last_output) const noexcept;
+  // The timeout has run out: waiting for input since at least timeout ago.
+  bool timed_out(Nanos now) const noexcept;
+  // The result's "waiting_for_input" for a child that ended at ended_at
+  // (the first signal sent to it, or its exit as the loop saw it): nullopt
+  // when not asked or sup could not see, or when no look came before an
+  // end sup or a caller caused; else whether the last look found it
+  // waiting with no output read and no input written since.
+  std::optional<bool> at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept;
+
+ private:
+  // Under mu_: the verdict from a look's findings.
+  void judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& readers, uint64_t output_total, Nanos now);
+  int verdict() const noexcept;
+
+  const Nanos timeout_;
+  StdinFile stdin_;  // set before the spawn, then immutable
+  std::atomic<bool> asked_;
+  std::atomic<uint64_t> inputs_{0};       // host writes and closes
+  std::atomic<Nanos> last_input_at_{0};
+  // Written under mu_ at each look, read lock-free by the loop's deadline
+  // arithmetic: when the last look was, and since when the child has been
+  // waiting (0: it is not).
+  std::atomic<Nanos> look_at_{0};
+  std::atomic<Nanos> waiting_since_{0};
+
+  std::mutex mu_;
+  enum class State { unknown, not_waiting, candidate, waiting, blind };
+  State state_ = State::unknown;
+  Nanos last_look_at_ = 0;
+  Nanos since_ = 0;         // candidate or waiting since this look
+  Nanos last_fed_at_ = 0;   // a look saw a reader woken since the previous
+  uint64_t output_total_ = 0;
+  uint64_t inputs_seen_ = 0;
+  // The reading threads of the last look, and how long each had run
+  // (schedstat): any change means it woke.
+  std::vector<std::pair<pid_t, uint64_t>> readers_;
+  // Group mode: members of the group the last scan of every process found
+  // outside the main process's descendants, and when it ran.
+  std::vector<pid_t> strays_;
+  Nanos group_scan_at_ = 0;
+};
+
+}  // namespace sup

@@ -1,0 +1,478 @@
+// A Process's life as API threads see it: latching requests, waiting, reading
+// live output, and handing the process back at release.
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <new>
+#include <thread>
+
+#include "engine.hpp"
+#include "sup.h"
+
+namespace sup {
+namespace {
+
+template <class Pred>
+bool wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int timeout_ms, Pred pred) {
+  if (timeout_ms < 0) {
+    cv.wait(lock, pred);
+    return true;
+  }
+  // A zero timeout is a check, not a wait: a timed wait whose time has
+  // already passed still sleeps in futex for the thread's timer slack
+  // (50 us by default), which made every sup_poll(p, 0) take 50 us.
+  if (timeout_ms == 0) return pred();
+  return cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), pred);
+}
+
+// How many unread bytes a held-back stream can have: the window, plus one
+// read that may land just before the check, plus what a pipe holds when the
+// main process has exited and sup drains it regardless (escalation.cpp).
+uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
+  return backpressure_bytes == 0 ? 0 : backpressure_bytes + 4 * engine.read_buffer_size();
+}
+
+// A descriptor the handle makes on demand (eventfd) could not be made: the
+// host is out of descriptors (its own table or the system's), or of kernel
+// memory. Only the codes the header lists for these calls.
+int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
+
+void set_readable(int fd) {
+  uint64_t one = 1;
+  (void)!write(fd, &one, sizeof one);
+}
+
+void clear_readable(int fd) {
+  uint64_t count;
+  (void)!read(fd, &count, sizeof count);
+}
+
+// How long an API thread waits awake for the loop's next step when that
+// step is microseconds away (the result after the exit, the reap after the
+// result), before it sleeps on the condition variable: a sleep there costs
+// a second wake-up in series. Yielding, not busy: on one CPU the loop runs.
+constexpr Nanos kAwakeWait = 50'000;
+
+// What is left of timeout_ms (-1: forever) since start, rounded up: a wait
+// must not end before the caller's timeout.
+int ms_left(int timeout_ms, Nanos start, Nanos now) {
+  if (timeout_ms < 0) return -1;
+  const Nanos left = static_cast<Nanos>(timeout_ms) * kNanosPerMs - (now - start);
+  return left <= 0 ? 0 : static_cast<int>((left + kNanosPerMs - 1) / kNanosPerMs);
+}
+
+}  // namespace
+
+// "max_output_bytes": null reaches the captures as their own keep-all limit.
+static_assert(kKeepAllOutput == Capture::kKeepAll);
+
+Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
+    : engine_(engine),
+      fork_generation_(Engine::fork_generation()),
+      idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
+      first_output_timeout_(spec.first_output_timeout_ms * kNanosPerMs),
+      max_runtime_(spec.max_runtime_ms * kNanosPerMs),
+      grace_(spec.grace_ms * kNanosPerMs),
+      interrupt_signal_(spec.interrupt_signal),
+      on_timeout_(spec.on_timeout),
+      backpressure_bytes_(spec.backpressure_bytes),
+      stdin_pipe_(spec.stdin_mode == StdinMode::pipe || spec.pty),
+      terminal_(spec.pty),
+      stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
+      called_at_(called_at),
+      out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs) {
+  // What the loop thread would otherwise allocate, made here, where running
+  // out of memory is an error the caller gets (SUP_ENOMEM).
+  signals_sent_.reserve(2);
+  out_.routed = route_name(spec.stdout_route);
+  err_.routed = route_name(spec.stderr_route);
+  if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);
+  if (spec.stderr_route == Route::tee) err_.tee = TeeSink::open(2);
+  // One terminal carries both streams: read as stdout, stderr empty.
+  out_.terminal = spec.pty;
+  if (spec.pty) out_.routed = err_.routed = "pty";
+  DeadlineSet seed;
+  seed.emplace(0, this);
+  deadline_node = seed.extract(seed.begin());
+}
+
+Process::~Process() {
+  // Only the loop thread frees a process (or the releasing thread once the
+  // engine is gone), after it became final: every handle is closed already.
+  magic_ = 0;
+}
+
+bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
+
+Nanos Process::loop_needed_by(Nanos now) const noexcept {
+  // A deadline this near is the loop's to arm now: started later, it would
+  // stamp output it reads late and could find the first-output deadline
+  // past. Far off, the loop starts well before it.
+  constexpr Nanos kDeadlineMargin = 2'000'000;
+  if (stdin_fd_.valid() || tty_fd_.valid() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
+      requests_.load(std::memory_order_acquire) != 0)
+    return now;
+  const Nanos deadline = next_deadline();
+  if (deadline <= now + kLazyStart + kDeadlineMargin) return now;
+  return now + kLazyStart;
+}
+
+void Process::need_loop() noexcept {
+  if (loop_asked.load(std::memory_order_acquire) || loop_asked.exchange(true, std::memory_order_acq_rel)) return;
+  engine_.wake_loop();
+}
+
+bool Process::pin() noexcept {
+  pins_.fetch_add(1);
+  if (!released_.load()) return true;
+  pins_.fetch_sub(1);
+  return false;
+}
+
+int Process::request(unsigned bits, Nanos wake_by) noexcept {
+  if (published_.load(std::memory_order_acquire)) return 1;
+  requests_.fetch_or(bits);
+  if (wake_by != 0)
+    engine_.wake_for_by(*this, wake_by);
+  else
+    engine_.wake_for(*this);
+  return 0;
+}
+
+int Process::wait_final(int timeout_ms) {
+  // Released is asked first everywhere: release's own kill makes the result
+  // final while waiters still wait, and a waiter told 1 would read a result
+  // whose memory is about to go.
+  if (released()) return SUP_ECANCELED;
+  if (is_final()) return 1;
+  // A caller that only looks leaves the child to the loop.
+  if (timeout_ms == 0) need_loop();
+  if (timeout_ms != 0) timeout_ms = wait_leader_exit(timeout_ms);
+  std::unique_lock<std::mutex> lock(mu_);
+  wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
+  if (released()) return SUP_ECANCELED;
+  return is_final() ? 1 : 0;
+}
+
+int Process::wait_leader_exit(int timeout_ms) {
+  // The caller sleeps on the main process's exit itself, so that it wakes
+  // with the loop thread instead of after it. Woken by the loop instead, it
+  // would pay a second wake-up in series (measured: 29 us at p50 on a 2-CPU
+  // VM; the whole abort-to-result path went from 1.26x to 1.10x the raw
+  // kill + pidfd poll). Awake, it finishes the process itself unless the
+  // loop is at it: the loop was often still waking on another CPU, or
+  // runnable behind this thread on its own (sup_abort and sup_interrupt to
+  // result: 0.89-0.92x the previous library, both load orders, 1,000 each).
+  // A release meanwhile ends the main process, which wakes this too.
+  const Nanos start = now_ns();
+  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  const bool loop_finishes = drive_to_exit(timeout_ms, start);
+  // The loop's to finish, or to watch again after this caller's time ran
+  // out: it may not have started the process yet.
+  if (loop_finishes || !is_final()) need_loop();
+  Nanos now = now_ns();
+  // Exited, and the loop is at it: the result is microseconds away, unless
+  // something the main process left holds the pipes; then, after
+  // kAwakeWait, the condition variable.
+  if (loop_finishes && !is_final() && !released())
+    now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
+  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  return ms_left(timeout_ms, start, now);
+}
+
+bool Process::drive_to_exit(int timeout_ms, Nanos start) {
+  // Even asleep, the loop costs a child's end: the exit wakes every thread
+  // sleeping on its pipes or pidfd, and waking one on another CPU is an
+  // interprocessor interrupt the dying child pays before its exit shows to
+  // anyone. A raw spawn and pidfd wait of /bin/true took 1.06x as long with
+  // a second thread in epoll_wait on the pipes, 1.03x with one on the pidfd
+  // (3,000 alternating spawns, a 2-CPU VM). So while a caller waits here,
+  // it watches the pipes and the exit itself and the loop does not. On a
+  // host pinned to one CPU too: the loop's wake-ups and the hand-offs to it
+  // cost more than taking the watches over (two libraries in one process
+  // under `taskset -c 0`, both orders: 0.75x the host CPU per spawn, 1.03x
+  // and 1.11x the MB/s of a 1 GiB capture).
+  // The loop's read size: a smaller buffer would take more reads for the
+  // same bytes.
+  std::unique_ptr<char[]> buf(new (std::nothrow) char[engine_.read_buffer_size()]);
+  if (!buf) return wait_on_pidfd(timeout_ms);
+  pollfd watched[3];
+  bool driving;
+  bool wake_loop = false;
+  {
+    std::lock_guard<std::mutex> work(work_mu_);
+    driving = can_drive();
+    if (driving) {
+      // Before start(), the loop sees drivers_ and starts no watch; after,
+      // it stops them when woken for it.
+      wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
+      watched[0] = {pidfd_.get(), POLLIN, 0};
+      watched[1] = {out_.open() ? out_.fd.get() : -1, POLLIN, 0};
+      watched[2] = {err_.open() ? err_.fd.get() : -1, POLLIN, 0};
+    }
+  }
+  if (!driving) return wait_on_pidfd(timeout_ms);
+  if (wake_loop) {
+    requests_.fetch_or(kWatch);
+    engine_.wake_for(*this);
+  }
+  constexpr int kReadsPerWakeup = 4;
+  bool exited = false;
+  for (;;) {
+    int rc = poll(watched, 3, ms_left(timeout_ms, start, now_ns()));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) break;  // the caller's time is up
+    if (watched[0].revents != 0) {
+      exited = true;  // finish_from_caller reads what is left
+      break;
+    }
+    bool running;
+    {
+      std::lock_guard<std::mutex> work(work_mu_);
+      running = lifecycle_ == Lifecycle::running;
+      // The pipes are non-blocking from the spawn (api.cpp): another caller
+      // woken by the same byte may have read it, and this read then finds
+      // EAGAIN instead of blocking while holding work_mu_.
+      const int reads = kReadsPerWakeup;
+      for (int i = 1; running && i < 3; ++i) {
+        if (watched[i].revents == 0) continue;
+        OutputPipe& pipe = i == 1 ? out_ : err_;
+        // At EOF, or closed by the loop (a deadline's check): not polled
+        // again; the loop closes it, or finish_from_caller reads the 0.
+        if (!pipe.open() || !read_pipe(pipe, buf.get(), engine_.read_buffer_size(), reads, false))
+          watched[i].fd = -1;
+      }
+    }
+    if (!running || is_final() || released()) break;
+  }
+  // Finished before leaving: the loop, woken as this thread leaves, then
+  // only closes what is left.
+  const bool finished = exited && !is_final() && !released() && finish_from_caller();
+  {
+    std::lock_guard<std::mutex> work(work_mu_);
+    // The last driver out: the loop watches again (or, if a result is
+    // published, closes what is left), and what it closed meanwhile is.
+    wake_loop = --drivers_ == 0 && stepped_back_ && lifecycle_ != Lifecycle::closed;
+    if (drivers_ == 0)
+      for (UniqueFd& fd : retired_) fd.reset();
+  }
+  if (wake_loop && Engine::alive()) {
+    requests_.fetch_or(kWatch);
+    // Finished here, the loop only closes what is left and reaps (unless
+    // sup_release reaps first): nobody waits for that.
+    if (finished)
+      engine_.wake_for_by(*this, now_ns() + Engine::kLazyWithin);
+    else
+      engine_.wake_for(*this);
+  }
+  return exited && !finished;
+}
+
+bool Process::wait_on_pidfd(int timeout_ms) {
+  // The loop reads the pipes meanwhile, and finishes the process.
+  need_loop();
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Not final, so finish() has not closed the pidfd (it does so under
+    // mu_): the duplicate is of our main process's.
+    if (is_final() || released() || !pidfd_.valid()) return false;
+    fd = fcntl(pidfd_.get(), F_DUPFD_CLOEXEC, 0);
+  }
+  if (fd < 0) return false;  // out of fds: the condition variable alone
+  pollfd exited{fd, POLLIN, 0};
+  int rc;
+  while ((rc = poll(&exited, 1, timeout_ms)) < 0 && errno == EINTR) {
+  }
+  close(fd);
+  return rc > 0 && !is_final() && !released() && !finish_from_caller();
+}
+
+int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
+  // The wait is on the capture, which a reader reading its pipe itself
+  // fills only as it reads: such a pipe goes back to the loop.
+  if (out_pos != SUP_POS_IGNORE && out_.direct.load(std::memory_order_relaxed)) hand_back_direct(out_);
+  if (err_pos != SUP_POS_IGNORE && err_.direct.load(std::memory_order_relaxed)) hand_back_direct(err_);
+  std::unique_lock<std::mutex> lock(mu_);
+  ++waiters_;
+  bool ready = wait_until(changed_, lock, timeout_ms, [&] {
+    return is_final() || released() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
+  });
+  --waiters_;
+  if (released()) return SUP_ECANCELED;  // even if final: see wait_final
+  return ready ? 1 : 0;
+}
+
+int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
+  OutputPipe& pipe = pipe_for(stream);
+  bool resume = false;
+  bool caught_up = false;
+  size_t n;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A position past the end would make the unread count wrap, and a
+    // held-back stream would then never resume.
+    if (*pos > pipe.capture.total()) return SUP_EINVAL;
+    if (pipe.capture.lent() && cap > 0 && *pos < pipe.capture.total()) {
+      try {
+        bring_back_kept(pipe);
+      } catch (const std::bad_alloc&) {
+        return SUP_ENOMEM;
+      }
+    }
+    n = pipe.capture.lent() ? 0 : pipe.capture.read_at(pos, buf, cap);
+    caught_up = n == 0 && *pos == pipe.capture.total();
+    if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
+    resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
+    if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
+      clear_readable(pipe.ready_fd.get());
+      pipe.ready_signaled = false;
+    }
+  }
+  if (resume && !is_final()) request(kResume);
+  // Everything sup holds is read: the next bytes are in the pipe, for a
+  // reader that reads it itself (direct_read.cpp).
+  if (caught_up && cap > 0 && pipe.direct.load(std::memory_order_acquire)) return read_direct(pipe, pos, buf, cap);
+  return static_cast<int64_t>(n);
+}
+
+void Process::signal_ready(OutputPipe& pipe) {
+  if (!pipe.ready_fd.valid() || pipe.ready_signaled) return;
+  if (pipe.capture.total() > pipe.consumer_pos || is_final()) {
+    set_readable(pipe.ready_fd.get());
+    pipe.ready_signaled = true;
+  }
+}
+
+int Process::output_fd(int stream) {
+  OutputPipe& pipe = pipe_for(stream);
+  // work_mu_ first: whether the reader may take the pipe is the loop's state.
+  std::lock_guard<std::mutex> work(work_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pipe.ready_fd.valid()) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return fd_error(errno);
+    pipe.ready_fd.reset(fd);
+    signal_ready(pipe);
+    offer_direct(pipe);
+  }
+  return pipe.reader_set.valid() ? pipe.reader_set.get() : pipe.ready_fd.get();
+}
+
+uint64_t Process::output_total(int stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pipe_for(stream).capture.total();
+}
+
+int Process::event_fd() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!event_fd_.valid()) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return fd_error(errno);
+    event_fd_.reset(fd);
+    // Readable for good once final: nobody ever reads the counter.
+    if (is_final()) set_readable(fd);
+  }
+  return event_fd_.get();
+}
+
+uint64_t Process::omitted_bytes(int stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pipe_for(stream).capture.omitted();
+}
+
+void Process::flatten_kept() {
+  // The loop flattens after publishing, which a caller asking at once can
+  // overtake: it would then copy the kept bytes instead (16 MiB, 15 ms at
+  // the default limit). Once final nothing is appended, so whichever thread
+  // comes first flattens, under mu_.
+  if (!is_final()) return;
+  out_.capture.flatten();
+  err_.capture.flatten();
+}
+
+std::string_view Process::kept_output(int stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatten_kept();
+  OutputPipe& pipe = pipe_for(stream);
+  bring_back_kept(pipe);
+  Capture& capture = pipe.capture;
+  if (auto flat = capture.flat()) {
+    capture.hand_out();
+    return *flat;
+  }
+  auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
+  if (!kept) kept = capture.kept();
+  return *kept;
+}
+
+const std::string& Process::result_json() {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatten_kept();
+  if (!result_json_) build_result_json();
+  return *result_json_;
+}
+
+void Process::release() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_.store(true);
+  }
+  changed_.notify_all();
+  if (!is_final()) {
+    kill_from_caller();
+    requests_.fetch_or(kAbort);
+    engine_.wake_for(*this);
+  }
+  {
+    // Final, and the main process reaped: no zombie outlives the handle.
+    // After a caller's finish (finish_from_caller) the reap is the loop's
+    // next step; this thread does it if the loop is not at the process. Else
+    // it is microseconds behind the result, and waited for awake first
+    // (kAwakeWait).
+    if (is_final() && !reaped_.load(std::memory_order_acquire)) {
+      std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+      if (work.owns_lock()) reap();
+    }
+    yield_until(now_ns(), kAwakeWait, [this] { return reaped_.load(std::memory_order_acquire); });
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [this] { return reaped_.load(std::memory_order_relaxed); });
+  }
+  // Calls still inside (woken above, or about to notice released_) leave
+  // within microseconds; none can begin any more.
+  while (pins_.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  input_fd_.reset();
+  // The child's private "tmp" goes with its handle, on this thread: the
+  // loop, which frees the process, is never held up by a large tree.
+  if (confine_) confine_->remove_tmp();
+  if (Engine::alive())
+    engine_.dispose(*this);
+  else
+    delete this;
+}
+
+void Process::abandon() noexcept {
+  // The loop that owns these handles has no thread here; closing them would
+  // run libuv on a dead loop.
+  exit_watch_.forget();
+  stdin_watch_.forget();
+  // The parent's cgroup is the parent's to end and remove.
+  if (cgroup_) cgroup_->disown();
+  out_.poll.forget();
+  err_.poll.forget();
+  out_.tee_watch.forget();
+  err_.tee_watch.forget();
+  delete this;
+}
+
+}  // namespace sup

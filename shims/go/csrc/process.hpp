@@ -1,0 +1,674 @@
+// One supervised child. The loop thread drives it (output.cpp reads the pipes
+// and tracks activity, escalation.cpp owns the deadline and the signals,
+// result.cpp decides the outcome and builds the result); API threads read its
+// shared state under mu_ or latch requests through atomics. A caller waiting
+// in sup_poll watches the exit and reads the pipes itself meanwhile, while
+// the loop stands back (drive_to_exit), and finishes the process under
+// work_mu_ when it sees the main process exit first.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture.hpp"
+#include "cgroup.hpp"
+#include "clock.hpp"
+#include "confine.hpp"
+#include "engine.hpp"
+#include "input_wait.hpp"
+#include "json_text.hpp"
+#include "routing.hpp"
+#include "spec.hpp"
+#include "unique_fd.hpp"
+#include "uv_handle.hpp"
+
+namespace sup {
+
+// Where the main process is in its life, as the loop thread sees it.
+enum class Lifecycle {
+  running,   // main process alive
+  draining,  // main process exited; waiting for what it left to close the pipes
+  final,     // result published; immutable. The loop still owns the watches,
+             // the pipes and the zombie (a caller may have published).
+  closed,    // final, and torn down: reaped, everything closed (tear_down)
+};
+
+// How far the signals sent to the process group have gone. Never goes back.
+enum class Escalation { none, interrupt_sent, kill_sent };
+
+// Why sup ended the main process, ordered by the outcome priority.
+enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
+enum class TimeoutKind { idle, first_output, max_runtime, input };
+
+// Requests latched from API threads (async-signal-safe) for the loop thread.
+// kWatch: the callers waiting on the process changed (sync_watches).
+// kRearm: the deadline moved earlier than the one armed (the first byte
+// turned the first-output limit into a shorter idle limit).
+// kReader: a live reader took a pipe to read itself, or gave it back
+// (direct_read.cpp).
+// kExpire: sup_expire, the max runtime as if it had come (escalation.cpp).
+enum RequestBit : unsigned {
+  kInterrupt = 1,
+  kAbort = 2,
+  kResume = 4,
+  kWatch = 8,
+  kRearm = 16,
+  kReader = 32,
+  kExpire = 64
+};
+
+struct SignalSent {
+  int signal;
+  Nanos at;  // since spawn
+};
+
+// The final result. Written once by the loop thread under mu_, then immutable.
+struct Result {
+  int outcome = 0;
+  std::optional<int> exit_code;
+  std::optional<int> term_signal;
+  bool status_lost = false;
+  bool forced_kill = false;
+  Nanos duration = 0;
+  std::vector<SignalSent> signals_sent;
+  struct rusage usage {};
+  int phase = 0;  // enum sup_phase
+  // Containment (contain.cpp): enum sup_contain; in cgroup mode, what the
+  // end found and did; the reason an "auto" spec ran in group mode; a
+  // cgroup directory that could not be removed.
+  int contained = SUP_CONTAIN_GROUP;
+  std::optional<int64_t> leftovers_ended;
+  std::optional<TreeCpu> tree_cpu;
+  std::optional<std::string> contain_fallback;
+  std::optional<std::string> cgroup_left;
+  // Asked for (input_wait.cpp): whether it was waiting for input at its
+  // end; nullopt where sup could not see, or nobody asked.
+  std::optional<bool> waiting_for_input;
+  // The limit that ended the child (Confinement::limit_hit), or nullptr.
+  const char* limit = nullptr;
+};
+
+// One of the child's output pipes, read on the loop thread.
+struct OutputPipe {
+  OutputPipe(int stream_number, uint64_t limit, uint64_t retain)
+      : stream(stream_number), capture(limit, retain) {}
+  const int stream;  // SUP_STDOUT or SUP_STDERR
+  // A pseudo-terminal's master ("pty"): reads give at most a few KiB, and
+  // EIO, once the child's side is closed, is its end of file.
+  bool terminal = false;
+  UniqueFd fd;
+  UvHandle<uv_poll_t> poll;
+  // Shared, under Process::mu_ (the loop thread, the only writer, may read
+  // without it). Held back for backpressure_bytes: set under the same lock
+  // as the unread count it is decided on, so a reader that drains
+  // everything either sees it set and asks for a resume, or prevents it.
+  bool paused = false;
+  Capture capture;
+  uint64_t consumer_pos = 0;
+  // sup_output_fd: an eventfd kept readable while total() > consumer_pos or
+  // the result is final (level semantics), under Process::mu_.
+  UniqueFd ready_fd;
+  bool ready_signaled = false;
+  // With backpressure_bytes: what sup_output_fd gave instead of ready_fd,
+  // an epoll set of ready_fd and, while `direct`, the pipe's fd. Made under
+  // work_mu_ and mu_, then kept until the handle goes.
+  UniqueFd reader_set;
+  // The reader reads the pipe itself (sup_output_read) and the loop does
+  // not watch it. Changed under work_mu_; read without it as a hint.
+  std::atomic<bool> direct{false};
+  // Loop thread only.
+  bool open() const noexcept { return fd.valid(); }
+  // The result's "routed" (route_name); immutable.
+  const char* routed = "pipe";
+  // "tee": the copy to the host's fd (routing.cpp), its writability watch
+  // while the fd has not taken everything, and whether that holds the
+  // stream back (paused). Loop thread only.
+  std::unique_ptr<TeeSink> tee;
+  UvHandle<uv_poll_t> tee_watch;
+  bool tee_held = false;
+};
+
+struct ResolvedStdio;
+
+class Process {
+ public:
+  static constexpr uint32_t kMagic = 0x53555052;  // "SUPR"
+
+  // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
+  // duration_ms count from, so that none is late by what comes before the
+  // clone (the hand-off to the spawner, a wait behind another child's slow
+  // chdir). The first idle period starts at the exec instead (launched()):
+  // a child is not silent before it exists.
+  Process(Engine& engine, const Spec& spec, Nanos called_at);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // ---- API threads ----------------------------------------------------
+  bool valid() const noexcept { return magic_ == kMagic; }
+  // A live reader with many children finds each handle cold, and its call
+  // touches a dozen cache lines of it; each atomic on the way (the pin, the
+  // locks) waits for the misses before it. Asked for all at once first,
+  // they overlap. `handle` is not yet validated: a prefetch never faults.
+  static void prefetch_for_read(const void* handle, int stream) noexcept;
+  // The handle was inherited through fork(): the engine behind it has no
+  // thread in this process.
+  bool forked_away() const noexcept;
+  // Every API call but release holds a pin for its length: release waits for
+  // the pins to go before the memory goes. Both async-signal-safe.
+  // pin() returns false (and holds nothing) once release has begun.
+  bool pin() noexcept;
+  void unpin() noexcept { pins_.fetch_sub(1); }
+  bool released() const noexcept { return released_.load(); }
+  pid_t pid() const noexcept { return pid_; }
+  // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
+  // Async-signal-safe. Returns 1 if already final, else 0.
+  int request(unsigned bits, Nanos wake_by = 0) noexcept;
+  // Every signal sup sends goes through here: to the child's process group
+  // and, if the main process left it, to the main process through its
+  // pidfd. Returns true if it reached at least one living process (a group
+  // holding only the exited main process's zombie reaches nobody).
+  // Async-signal-safe; while the main process is unreaped (pid_ and the
+  // group id are still ours). answer false: the caller does not need to
+  // know, and an exited main process's group is not scanned for a living
+  // member (the return value is then the kernel's word only).
+  bool send_to_child(int sig, bool answer = true) noexcept;
+  // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
+  // caller's thread while the main process runs, so that its end does not
+  // wait for the loop thread to wake. Async-signal-safe. Returns true when
+  // it found the main process running and a caller's kill is now on record
+  // (this call's, or one racing it): the loop (or a caller finishing the
+  // process) adopts it whenever it next looks at the process, at the latest
+  // when it sees the main process exit.
+  bool kill_from_caller() noexcept;
+  // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
+  // group from the caller's thread while the main process runs, unless the
+  // loop or another caller sent it already. Async-signal-safe. Returns when
+  // this call sent it, 0 if it did not.
+  Nanos interrupt_from_caller() noexcept;
+  // sup_signal: sig (0: only whether the result is final yet) to the group,
+  // recorded for signals_sent. Async-signal-safe. Returns 0 or an error.
+  int signal_from_caller(int sig) noexcept;
+  // sup_interrupt's second step: the loop is to act on the interrupt (arm
+  // the grace's kill), by the grace's end at the latest if this caller sent
+  // it at sent_at (not 0). Async-signal-safe. Returns 1 if already final.
+  int request_interrupt(Nanos sent_at) noexcept;
+  // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
+  // time-out, SUP_ECANCELED when released meanwhile.
+  int wait_final(int timeout_ms);
+  // wait_final's first step: sleeps on the main process's exit, finishes
+  // the process if it can (finish_from_caller), else spins briefly for the
+  // loop's result. Returns what is left of timeout_ms.
+  int wait_leader_exit(int timeout_ms);
+  // wait_leader_exit's sleep, where the caller can watch the process itself
+  // (can_drive): on the pidfd and both pipes, reading what the child
+  // writes, while the loop stops watching them (sync_watches), so that the
+  // child's exit wakes this thread only. Elsewhere wait_on_pidfd. Both
+  // return true when the main process exited and the result is the loop's
+  // to publish (finish_from_caller could not).
+  bool drive_to_exit(int timeout_ms, Nanos start);
+  // The same on the pidfd alone, through a duplicate.
+  bool wait_on_pidfd(int timeout_ms);
+  // The main process has exited and this caller woke first: unless the loop
+  // is at the process (work_mu_ taken), drains the pipes, decides and
+  // publishes the result on this thread; the loop reaps and closes what is
+  // left when it next looks (tear_down), unless sup_release reaps first.
+  // Only where nothing needs the loop: no terminal to hand back, nothing
+  // held back, and both pipes at EOF (what the main process left may hold
+  // them). Returns true if final.
+  bool finish_from_caller();
+  int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
+  // Returns the count, or SUP_EINVAL for a position past the end.
+  int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
+  // direct_read.cpp. read_output's step for a reader that has read all
+  // that sup holds and reads the pipe itself: into buf, then into the
+  // capture. Returns the count (0: nothing yet, or the pipe handed back).
+  int64_t read_direct(OutputPipe& pipe, uint64_t* pos, char* buf, size_t cap);
+  // sup_output_wait waits on the capture, which only the loop fills: a
+  // pipe its reader read itself goes back to the loop.
+  void hand_back_direct(OutputPipe& pipe);
+  uint64_t output_total(int stream);
+  int event_fd();
+  int output_fd(int stream);
+  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp).
+  int input_write(const char* buf, size_t len, size_t* written);
+  int input_wait(int timeout_ms);
+  int input_fd();
+  int input_close();
+  // sup_input_wanted (input_wait.cpp): 1, 0, or a code.
+  int input_wanted();
+  // Before the spawn: the file the child's stdin is.
+  void set_stdin_file(const StdinFile& file) noexcept { input_wait_.set_stdin(file); }
+  // sup_pty_resize (input.cpp).
+  int pty_resize(int rows, int cols);
+  // Before the spawn, while nothing else can see the process.
+  void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
+  // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
+  // where possible), or why "auto" fell back to group mode (contain.cpp).
+  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
+  bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
+  // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
+  void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
+  // At the clone, before the loop or a caller can see the process: what
+  // the sentinel covers of this child should the host die ("host_death").
+  void set_host_death(HostDeath how) noexcept { host_death_ = how; }
+  HostDeath host_death() const noexcept { return host_death_; }
+  bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
+  // Valid only once is_final(): the result never changes afterwards.
+  const Result& result() const noexcept { return result_; }
+  const std::string& result_json();
+  // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
+  void flatten_kept();
+  std::string_view kept_output(int stream);
+  uint64_t omitted_bytes(int stream);
+  // sup_release: aborts if running, waits for the reap and for every other
+  // call to leave, hands over to the loop.
+  void release();
+  // sup_release in a forked child: frees memory only.
+  void abandon() noexcept;
+
+  // ---- Spawner thread -------------------------------------------------
+  // The child has exec'd: what is known of it, before the caller has the
+  // handle. The loop takes the descriptors over in start().
+  void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
+                UniqueFd tty_fd, pid_t host_pgrp) noexcept;
+  // The engine's list of launched processes for the loop to start.
+  Process* next_start = nullptr;
+  // Before the process is queued for the loop: when the loop must have
+  // started it (Engine::spawn). Now where the loop has work from the
+  // start (stdin to feed, a terminal, a tee, backpressure, a request, a
+  // deadline within kLazyStart and a margin); else up to kLazyStart later,
+  // for a caller that waits in sup_poll reads, reaps and finishes the child
+  // itself, and a short child is then done before the loop wakes at all.
+  Nanos loop_needed_by(Nanos now) const noexcept;
+  static constexpr Nanos kLazyStart = 5'000'000;
+  // Any thread, once queued: the loop is to start the process now, for a
+  // caller that waits on it some other way (sup_fd, the output calls, a
+  // timed-out or non-blocking sup_poll). At most one wake-up per process.
+  void need_loop() noexcept;
+  // The loop has been woken for the start, or has started the process.
+  std::atomic<bool> loop_asked{false};
+
+  // ---- Loop thread ----------------------------------------------------
+  // Watches the pidfd and pipes, feeds stdin, arms the deadline, then
+  // handles what callers asked for meanwhile. If a watch cannot be made
+  // (out of memory, epoll's watch limit), or the engine could not track the
+  // process (tracked false), the child is killed at once and that is its
+  // result: the caller already holds the handle.
+  void start(uv_loop_t* loop, bool tracked) noexcept;
+  void handle_requests();
+  // Library shutdown: kill, reap and publish now, whatever the state.
+  void shutdown();
+  // Before the engine frees a released process: what a caller's finish left
+  // open is closed (it is final by then).
+  void before_disposal() noexcept;
+
+  // Loop thread: run_starts has taken it (run_disposals frees none before).
+  bool started_by_loop = false;
+  // The engine's lock-free list of processes with new requests.
+  std::atomic<bool> queued{false};
+  Process* next_queued = nullptr;
+  // The engine's: when this process's deadline timer is due (0: none), and
+  // its node of the engine's deadline set while it has none.
+  Nanos deadline_at = 0;
+  DeadlineSet::node_type deadline_node;
+  Process* next_due = nullptr;        // the engine's list of deadlines due now
+  Process* next_disposal = nullptr;   // the engine's list of released processes
+  void on_deadline();
+
+ private:
+  // Every loop-thread entry (the engine's calls above, the watches'
+  // callbacks) holds work_mu_ and first calls this: a process a caller
+  // finished meanwhile is only torn down. Returns true if final.
+  bool final_on_loop() noexcept;
+  void handle_requests_locked();
+  // output.cpp
+  // A child the loop cannot watch (a watch that cannot be made or started
+  // again) is ended now, and that is its result. drain: its pipes are
+  // non-blocking (from the spawn), and what is in them is read.
+  void end_unwatched(bool drain) noexcept;
+  static void on_pipe_readable(uv_poll_t* handle, int status, int events);
+  // The pidfd's and stdin's watches: handler under work_mu_, unless final.
+  template <void (Process::*handler)()>
+  static void on_watch(uv_poll_t* handle, int status, int events);
+  // uv_poll_init: libuv probes the fd with epoll_ctl here, so a watch that
+  // cannot be made fails now, not when started. Throws LaunchError.
+  void make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what);
+  void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
+  // Starts a readable watch made earlier. probe: it was stopped since, so
+  // its fd is tried on the loop's epoll first. Throws LaunchError.
+  void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
+  // start_made_watch for a pipe's watch.
+  void watch_pipe(OutputPipe& pipe, bool probe);
+  // Starts the pidfd's and the pipes' watches (made by start()); any that is
+  // closed (EOF, the exit handled) stays so.
+  void watch_exit_and_pipes(bool probe);
+  // The loop's watches follow drivers_: stopped while a caller drives,
+  // restarted once none does; an ended process is torn down instead.
+  void sync_watches();
+  // Under work_mu_: a caller may watch and read the process itself. Not
+  // with a terminal to hand back or backpressure (both need the loop's
+  // watches), nor before launched() or once the main process has exited.
+  bool can_drive() const noexcept;
+  // Closes fd, unless a driver may be polling it: then keeps it open, in
+  // retired_, until the last driver leaves (a closed number could be reused
+  // under its poll).
+  void retire(UniqueFd& fd) noexcept;
+  void on_output_ready(OutputPipe& pipe);
+  // Reads at most max_reads times; returns false on EOF. A short read ends
+  // the loop unless until_empty, which goes on to EAGAIN (proof that a
+  // writer is still there) or EOF.
+  bool read_pipe(OutputPipe& pipe, int max_reads, bool until_empty = false);
+  // The same into buf: the engine's read buffer is the loop thread's.
+  bool read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
+  // What is in the pipe once its writer is gone or ending, to EAGAIN or EOF
+  // (at most 16 reads of the read buffer); returns true at EOF.
+  bool drain_pipe(OutputPipe& pipe);
+  void close_pipe(OutputPipe& pipe);
+  void hold_back_if_needed(OutputPipe& pipe);
+  void resume_held_back();
+  // Once the main process has exited or sup is ending it, every pipe is
+  // drained at full speed, read or not.
+  void lift_backpressure();
+  bool any_held_back() const noexcept;
+  void feed_stdin();
+  void on_stdin_writable();
+  void close_stdin();
+  void signal_ready(OutputPipe& pipe);  // under mu_
+  // A byte was read (by the loop or a reader, under work_mu_): the idle
+  // clock restarts, and the first one turns the first-output limit into
+  // the idle limit.
+  void note_output() noexcept;
+
+  // direct_read.cpp, each under work_mu_.
+  // Whether a reader may take the pipe: backpressure set, a plain pipe (no
+  // terminal, no tee), the main process running and nothing lifted yet.
+  bool can_read_directly(const OutputPipe& pipe) const noexcept;
+  // sup_output_fd's first call (under mu_ too, ready_fd made): the reader
+  // gets the pipe where it may, in reader_set; else nothing changes.
+  void offer_direct(OutputPipe& pipe) noexcept;
+  // The pipe is the loop's again; out of the reader's set. The caller
+  // requests kReader, or (on the loop) watches it itself.
+  void end_direct(OutputPipe& pipe) noexcept;
+  bool any_direct() const noexcept { return out_.direct.load() || err_.direct.load(); }
+  // Loop: kReader. Stops the watch of a pipe its reader reads; watches again
+  // one handed back.
+  void sync_reader_watches();
+
+  // first_output.cpp: the silence limits. The deadline of the one that
+  // applies now (first output before the first byte, when set; else idle),
+  // or kNever; and which one it is.
+  Nanos silence_deadline() const noexcept;
+  TimeoutKind silence_kind() const noexcept;
+
+  // input_wait.cpp, loop thread: a look at the tree when one is due, and
+  // the end when it has waited for input input_wait_timeout_ms.
+  void look_for_input(Nanos now);
+  // Bytes read from both streams so far (mu_ taken unless on the loop).
+  uint64_t output_seen() noexcept;
+
+  // host_signal.cpp: sup_signal's records, taken into signals_sent_ by the
+  // loop (adopt_caller_signals), and put in time order at the end.
+  void adopt_host_signals() noexcept;
+  void order_signals_sent();
+
+  // routing.cpp: the "tee" copies.
+  static void on_tee_ready(uv_poll_t* handle, int status, int events);
+  void tee_copy(OutputPipe& pipe, const char* data, size_t len);
+  void tee_writable(OutputPipe& pipe, int status);
+  // Copies the host's fd has yet to take, which the result waits for (up
+  // to kTeeStall without progress) once the main process has exited.
+  bool copies_pending() const noexcept;
+  // finish(), or, while copies_pending(), once they are written.
+  void finish_after_copies();
+  void close_tees() noexcept;
+
+  // escalation.cpp
+  // Acts on every deadline that is due; returns true if nothing is left to
+  // arm (the process ended, or its exit was handled).
+  bool act_on_deadline();
+  // The earliest deadline still ahead (idle, max runtime, grace, pipe
+  // drain), or the largest Nanos for none.
+  Nanos next_deadline() const noexcept;
+  // Waits awake, without work_mu_, until deadline; returns true early if
+  // the loop has other work meanwhile.
+  bool await_deadline(Nanos now, Nanos deadline) const noexcept;
+  void arm_deadline();
+  bool leader_exited_now();
+  // The pidfd shows the exit (no lock taken, unlike waitid's tasklist lock,
+  // which the exiting child needs for exit_notify).
+  bool exit_shows() const noexcept;
+  // Blocks until the leader has exited (after a SIGKILL): libuv made the
+  // pidfd non-blocking, so a bare waitid would not wait.
+  void await_leader_exit();
+  void on_leader_exit();
+  // The main process has exited (leader_exited_now said so): drains the
+  // pipes and, unless something holds them, finishes.
+  void leader_gone();
+  void after_leader_exit();
+  void timed_out();
+  void interrupt_group(Nanos now);
+  void kill_group(Nanos now);
+  // The group has been sent SIGKILL (by whichever thread): escalation done,
+  // and the pipes waited for only briefly from now on.
+  // delivered: the SIGKILL reached a process (forced_kill is true only then).
+  void group_killed(Nanos now, bool delivered);
+  // Sends sig (send_to_child); records it if asked and it reached anyone.
+  // Returns whether it did.
+  bool signal_group(int sig, Nanos now, bool record);
+  // Takes the signals that callers sent (kill_from_caller,
+  // interrupt_from_caller) as the loop's own: the outcome they decide while
+  // the main process ran, the escalation, the signals recorded in order.
+  // First in every loop-thread entry that decides anything.
+  void adopt_caller_signals();
+  void adopt_caller_interrupt(Nanos at);
+  // Closes the latch: true when it was free (the loop may send the
+  // interrupt), false when a caller sent it first or a kill closed it.
+  bool take_interrupt_latch() noexcept;
+  // Callers: inside the window, true while the main process runs and the
+  // group may be signaled; leave_caller_window() in every case.
+  bool enter_caller_window() noexcept;
+  void leave_caller_window() noexcept;
+  void hand_back_terminal();
+
+  // contain.cpp (cgroup mode; each does nothing in group mode)
+  // The main process has ended: what is left of its tree is counted (unless
+  // it was killed already, with the main process) and killed, and waited
+  // for, briefly. Once.
+  void end_tree_after_exit() noexcept;
+  // At the main process's exit: end_tree_after_exit, unless an interrupt's
+  // grace is running: the tree has the rest of it (a setsid'd server exits
+  // cleanly), and is ended when its pipes close or the grace is over.
+  void tree_after_exit() noexcept;
+  // signal_tree for the loop's own signals: a SIGKILL once the main process
+  // has exited ends the tree as end_tree_after_exit does (counted first).
+  void signal_tree_on_loop(int sig) noexcept;
+  // sig (then then_sig, if not 0) to every process of the tree that
+  // kill(-pid_) did not reach (all but the main process and, when
+  // group_signalled, its group); SIGKILL as cgroup.kill, to all.
+  // Async-signal-safe. Returns how many processes it reached.
+  int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;
+  // Into the result: the end of the tree, its CPU, the cgroup removed.
+  void close_tree(Result& r) noexcept;
+  void append_contain_json(std::string& out) const;
+
+  // result.cpp
+  void maybe_finish();
+  // publish_final, then tear_down.
+  void finish();
+  // The result decided and published, the main process not yet reaped. On
+  // the loop thread, or a caller's (finish_from_caller), under work_mu_.
+  void publish_final();
+  // Reaps, closes the watches, pipes and pidfd, and drops the deadline: the
+  // loop thread's part of the end, once. After publish_final.
+  void tear_down() noexcept;
+  // The main process's zombie, once final: by tear_down, or by sup_release
+  // on the caller's thread when the loop has not come to it yet.
+  void reap() noexcept;
+  void publish(Result&& result);
+  int decide_outcome() const noexcept;
+  // Into result_json_, moving large kept bytes into it (result.cpp).
+  void build_result_json();
+  // Kept bytes that moved into result_json_ are rebuilt from it, for a
+  // reader that asks for them after all. May throw std::bad_alloc.
+  void bring_back_kept(OutputPipe& pipe);
+
+  OutputPipe& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
+
+  uint32_t magic_ = kMagic;
+  Engine& engine_;
+  const unsigned fork_generation_;
+  std::atomic<int> pins_{0};
+  std::atomic<bool> released_{false};
+
+  // Settings from the spec, immutable.
+  const Nanos idle_timeout_;
+  const Nanos first_output_timeout_;
+  const Nanos max_runtime_;
+  const Nanos grace_;
+  const int interrupt_signal_;
+  const TimeoutAction on_timeout_;
+  const uint64_t backpressure_bytes_;
+  // A held-back stream resumes once its unread bytes fall to half the
+  // window, not just below it: each resume then refills half a window
+  // instead of one read, and the loop and the reader stop trading a wake-up
+  // (and two epoll_ctl) for every read.
+  uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
+  // The host writes the child's input: "stdin": "pipe", or "pty".
+  const bool stdin_pipe_;
+  // "pty": input_fd_ is the terminal's master.
+  const bool terminal_;
+  std::string stdin_data_;
+
+  // When sup_spawn was called (the constructor's argument), immutable.
+  const Nanos called_at_;
+  // Set by launched(), before the caller has the handle, then immutable.
+  pid_t pid_ = 0;
+
+  // Held by the loop thread in every entry, and by a caller reading the
+  // pipes or finishing the process (drive_to_exit, finish_from_caller): what
+  // follows, to tear_down, is under it from start() on (launched() sets the
+  // descriptors first). Never taken while holding mu_. libuv handles and the
+  // engine's deadline set are the loop thread's alone: a caller never
+  // touches them.
+  std::mutex work_mu_;
+  // Null until start(): handle_requests leaves requests latched, and a
+  // caller finishes nothing.
+  uv_loop_t* loop_ = nullptr;
+  // Also read by callers: wait_on_pidfd duplicates it under mu_ while not
+  // final, and tear_down() closes it under mu_ (retire).
+  UniqueFd pidfd_;
+  // Callers in drive_to_exit, polling pidfd_ and the pipes' fds.
+  int drivers_ = 0;
+  // The loop's pidfd and pipe watches are stopped (or were never made),
+  // because a caller drives.
+  bool stepped_back_ = false;
+  // Descriptors closed while a driver may poll them (retire): the pidfd and
+  // both pipes at most.
+  UniqueFd retired_[3];
+  UvHandle<uv_poll_t> exit_watch_;
+  UniqueFd stdin_fd_;
+  UvHandle<uv_poll_t> stdin_watch_;
+  size_t stdin_written_ = 0;
+  UniqueFd tty_fd_;
+  pid_t host_pgrp_ = 0;
+  Lifecycle lifecycle_ = Lifecycle::running;
+  // The result is published (final or closed).
+  bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
+  Escalation escalation_ = Escalation::none;
+  Cause cause_ = Cause::none;
+  TimeoutKind timeout_kind_ = TimeoutKind::idle;
+  Nanos last_activity_ = 0;
+  Nanos started_at_ = 0;    // the exec: where the first silence is counted from
+  Nanos first_output_at_ = 0;  // the first byte read, 0 until then
+  Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
+  Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
+  Nanos tee_give_up_at_ = 0;    // after the exit, how long the tee copies may wait
+  siginfo_t leader_status_{};
+  // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
+  // status is gone, and its pid, so the group id, may be reused at any time.
+  bool status_lost_ = false;
+  struct rusage leader_usage_ {};
+  // At most an interrupt and a SIGKILL: reserved for both up front, so that
+  // recording one on the loop thread never allocates.
+  std::vector<SignalSent> signals_sent_;
+  bool forced_kill_ = false;
+  bool backpressure_lifted_ = false;
+
+  // Shared with API threads.
+  std::atomic<unsigned> requests_{0};
+  // kill_from_caller and interrupt_from_caller: callers inside their
+  // window, plus kReaping once finish() is about to reap the leader (after
+  // which its pid may be reused). The time of the caller's SIGKILL, 0 until
+  // there is one; the loop adopts it (adopt_caller_signals) as if it had
+  // sent it.
+  static constexpr unsigned kReaping = 1u << 31;
+  std::atomic<unsigned> caller_kills_{0};
+  std::atomic<Nanos> caller_kill_at_{0};
+  // The interrupt signal is sent once, by whoever takes this latch first:
+  // 0 while free; the time a caller sent it, until the loop adopts it; then
+  // kLatchClosed, as once the loop sent it or anyone killed the group (no
+  // interrupt follows a kill).
+  static constexpr Nanos kLatchClosed = -1;
+  std::atomic<Nanos> interrupt_latch_{0};
+  std::atomic<bool> published_{false};
+  // sup_signal's sends, claimed by index (host_sent_count_), each slot's
+  // signal stored last; adopted in order up to the first unwritten slot.
+  static constexpr unsigned kHostSignalSlots = 64;
+  struct HostSignal {
+    std::atomic<int> signal{0};
+    std::atomic<Nanos> at{0};
+  };
+  HostSignal host_sent_[kHostSignalSlots];
+  std::atomic<unsigned> host_sent_count_{0};
+  unsigned host_sent_adopted_ = 0;  // loop side
+  // Set by reap() after the reap, under mu_ so that a waiter on changed_
+  // cannot miss it; read without the lock by sup_release's short spin.
+  std::atomic<bool> reaped_{false};
+  // Callers in wait_leader_exit: awake for the result once the main process
+  // exits, often runnable on the loop thread's CPU behind it.
+  std::atomic<int> exit_waiters_{0};
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int waiters_ = 0;  // threads in wait_output; output appends notify only then
+  OutputPipe out_;
+  OutputPipe err_;
+  Result result_;
+  UniqueFd event_fd_;
+  std::optional<std::string> result_json_;
+  // "stdin": "pipe": the write end, owned by API threads until input_close
+  // or the handle's end; writes and close hold input_mu_.
+  std::mutex input_mu_;
+  UniqueFd input_fd_;
+  // "pty": sup_input_close wrote the end of input (VEOF) but keeps the
+  // master open, since closing it would hang the child up; and the last
+  // byte written, which says whether a line is unfinished (-1: none).
+  bool input_closed_ = false;
+  int last_input_byte_ = -1;
+  std::optional<std::string> kept_[2];
+  // Containment, set before the spawn (set_containment).
+  std::unique_ptr<ChildCgroup> cgroup_;
+  std::string contain_fallback_;
+  HostDeath host_death_ = HostDeath::main_process;
+  // Under work_mu_: end_tree_after_exit has run, and what it counted.
+  bool tree_ended_ = false;
+  int64_t leftovers_ = 0;
+  // Set before the spawn, then read-only but for remove_tmp at release.
+  std::unique_ptr<Confinement> confine_;
+  // Under mu_: where the kept bytes went in result_json_, if they moved.
+  KeptInText kept_in_text_[2];
+  // Whether the child waits for input (input_wait.hpp, its own locking).
+  InputWait input_wait_;
+};
+
+}  // namespace sup

@@ -1,0 +1,306 @@
+// Ending a process's supervision: reaping, deciding the outcome once, and the
+// result as JSON.
+#include <sched.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstring>
+
+#include "engine.hpp"
+#include "json_text.hpp"
+#include "process.hpp"
+#include "signal_names.hpp"
+#include "sup.h"
+
+namespace sup {
+
+void Process::maybe_finish() {
+  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
+}
+
+int Process::decide_outcome() const noexcept {
+  switch (cause_) {
+    case Cause::aborted: return SUP_OUTCOME_ABORTED;
+    case Cause::timed_out:
+      return timeout_kind_ == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
+    case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
+    case Cause::none: break;
+  }
+  bool killed = leader_status_.si_code == CLD_KILLED || leader_status_.si_code == CLD_DUMPED;
+  return killed ? SUP_OUTCOME_SIGNALED : SUP_OUTCOME_EXITED;
+}
+
+void Process::finish() {
+  if (ended()) return;
+  publish_final();
+  // A caller woken by the same exit is often runnable on this CPU, behind
+  // this thread: the result is its at once, the reap and the closing after.
+  if (exit_waiters_.load(std::memory_order_acquire) > 0) sched_yield();
+  tear_down();
+}
+
+void Process::publish_final() {
+  // From here the leader may be reaped and its pid reused: no caller may
+  // signal the group any more, and one inside kill_from_caller's window
+  // leaves it within a system call.
+  caller_kills_.fetch_or(kReaping, std::memory_order_acq_rel);
+  while ((caller_kills_.load(std::memory_order_acquire) & ~kReaping) != 0) sched_yield();
+  adopt_caller_signals();
+  // What is left in the group without holding our pipes cannot be seen
+  // without scanning /proc, and keeping the leader for a grace period after
+  // every run would cost a pid and an fd per finished child: it gets SIGKILL
+  // now, while the unreaped leader still pins the group id.
+  if (!status_lost_ && escalation_ != Escalation::kill_sent) send_to_child(SIGKILL, /*answer=*/false);
+  Nanos now = now_ns();
+  hand_back_terminal();
+  lifecycle_ = Lifecycle::final;
+
+  Result r;
+  r.outcome = decide_outcome();
+  if (status_lost_)
+    r.status_lost = true;
+  else if (leader_status_.si_code == CLD_EXITED)
+    r.exit_code = leader_status_.si_status;
+  else
+    r.term_signal = leader_status_.si_status;
+  r.forced_kill = forced_kill_;
+  if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
+    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT
+              : timeout_kind_ == TimeoutKind::input      ? SUP_PHASE_INPUT
+                                                         : SUP_PHASE_IDLE;
+  order_signals_sent();
+  // Whether it was waiting for input when it ended: when the first signal
+  // went to it (sup's, or a caller's), else at its exit, as seen now.
+  const Nanos ended_at = signals_sent_.empty() ? now : called_at_ + signals_sent_.front().at;
+  r.waiting_for_input =
+      input_wait_.at_end(ended_at, last_activity_, cause_ == Cause::none && signals_sent_.empty());
+  r.duration = now - called_at_;
+  r.signals_sent = std::move(signals_sent_);
+  r.usage = leader_usage_;
+  // Before close_tree removes the cgroup, whose event counts say it.
+  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
+  close_tree(r);
+  // The caller is waiting for this: publish first, tear down after. The
+  // status and rusage came from waitid(WNOWAIT); reaping the zombie took
+  // 8-9 us of the time from exit to result. sup_release waits for it.
+  publish(std::move(r));
+}
+
+void Process::reap() noexcept {
+  if (reaped_.load(std::memory_order_relaxed)) return;
+  // Group mode: the sentinel forgets the group while the zombie still
+  // holds its id.
+  if (!cgroup_) engine_.sentinel().forget_group(pid_);
+  if (!status_lost_) {
+    siginfo_t reaped{};
+    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reaped_.store(true, std::memory_order_release);
+  }
+  changed_.notify_all();  // a releasing thread; no system call without one
+}
+
+void Process::tear_down() noexcept {
+  if (lifecycle_ == Lifecycle::closed) return;
+  lifecycle_ = Lifecycle::closed;
+  // After a caller's finish the zombie keeps the pidfd readable: the loop
+  // is woken for this within Engine::kLazyWithin, unless sup_release
+  // reaped it first.
+  reap();
+  exit_watch_.close();
+  engine_.clear_deadline(*this);
+  close_pipe(out_);
+  close_pipe(err_);
+  close_stdin();
+  close_tees();
+  std::lock_guard<std::mutex> lock(mu_);
+  retire(pidfd_);
+  flatten_kept();
+}
+
+bool Process::final_on_loop() noexcept {
+  if (!ended()) return false;
+  tear_down();
+  return true;
+}
+
+void Process::before_disposal() noexcept {
+  std::lock_guard<std::mutex> work(work_mu_);
+  final_on_loop();
+}
+
+bool Process::finish_from_caller() {
+  std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+  // The loop is at the process: its result is microseconds away.
+  if (!work.owns_lock()) return false;
+  // The loop may not have started the process yet (Engine::spawn): all
+  // this needs is the pidfd and the pipes, which are the caller's to read.
+  if (lifecycle_ != Lifecycle::running) return ended();
+  // A terminal to hand back (tcsetpgrp from a thread that may not block
+  // SIGTTOU), a stream held back (its watch is the loop's to restart), or
+  // the main process still running: the loop's.
+  // A tee (the loop's to write), too.
+  // So does a pipe its reader reads itself (the loop watches it again).
+  if (tty_fd_.valid() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
+  adopt_caller_signals();
+  if (!leader_exited_now()) return false;
+  // Cgroup mode: what the main process left is ended before the pipes are
+  // read to their end.
+  tree_after_exit();
+  // Nothing is held back, so this touches no watch: it only marks the
+  // backpressure lifted, as the loop does once the main process is gone.
+  lift_backpressure();
+  // What the main process wrote last, to EOF. A pipe that something the
+  // main process left still holds, or a writer too fast to catch up with
+  // here, is left to the loop: the bytes read so far are in the capture,
+  // in order, as the loop would have put them there.
+  constexpr size_t kChunk = 16 * 1024;
+  constexpr int kMaxReads = 64;
+  char buf[kChunk];
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->open() && read_pipe(*pipe, buf, sizeof buf, kMaxReads, /*until_empty=*/true)) return false;
+  lifecycle_ = Lifecycle::draining;
+  publish_final();
+  return true;
+}
+
+void Process::publish(Result&& r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    result_ = std::move(r);
+    published_.store(true, std::memory_order_release);
+    if (event_fd_.valid()) {
+      uint64_t one = 1;
+      (void)!write(event_fd_.get(), &one, sizeof one);
+    }
+    signal_ready(out_);
+    signal_ready(err_);
+  }
+  changed_.notify_all();
+}
+
+void Process::shutdown() {
+  std::lock_guard<std::mutex> work(work_mu_);
+  if (final_on_loop()) return;
+  adopt_caller_signals();
+  if (lifecycle_ == Lifecycle::running) {
+    cause_ = std::max(cause_, Cause::aborted);
+    if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+    // Blocking: SIGKILL takes effect promptly and the library is going away.
+    await_leader_exit();
+    leader_exited_now();
+    lifecycle_ = Lifecycle::draining;
+  }
+  constexpr int kLastReads = 16;
+  for (OutputPipe* pipe : {&out_, &err_})
+    if (pipe->open()) read_pipe(*pipe, kLastReads);
+  finish();
+}
+
+void Process::build_result_json() {
+  const Result& r = result_;
+  // Everything that allocates comes first: the small parts, and the
+  // streams' measures. The text is then reserved exactly (escapes make it up
+  // to six times longer than the bytes; growing by doubling left up to as
+  // much again unused) and written without a reallocation, so nothing can
+  // throw once a stream's bytes begin to move into it.
+  // Sized for the longest of each part, so that neither reallocates.
+  std::string head;
+  head.reserve(256);
+  head += "{\"outcome\": \"";
+  head += sup_outcome_name(r.outcome);
+  head += "\", \"phase\": ";
+  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\""
+          : r.phase == SUP_PHASE_IDLE       ? "\"idle\""
+          : r.phase == SUP_PHASE_INPUT      ? "\"input\""
+                                            : "null";
+  head += ", \"exit_code\": ";
+  if (r.exit_code)
+    append_decimal(head, *r.exit_code);
+  else
+    head += "null";
+  head += ", \"term_signal\": ";
+  if (r.term_signal)
+    append_json_string(head, signal_name(*r.term_signal));
+  else
+    head += "null";
+  head += ", \"status_lost\": ";
+  head += r.status_lost ? "true" : "false";
+  head += ", \"forced_kill\": ";
+  head += r.forced_kill ? "true" : "false";
+  head += ", \"pid\": ";
+  append_decimal(head, pid_);
+  head += ", \"duration_ms\": ";
+  append_ms(head, ns_to_us(r.duration));
+  head += ", \"stdout\": ";
+  const char* between = ", \"stderr\": ";
+  std::string rest;
+  rest.reserve(224 + 64 * r.signals_sent.size());
+  rest += ", \"signals_sent\": [";
+  for (size_t i = 0; i < r.signals_sent.size(); ++i) {
+    if (i > 0) rest += ", ";
+    rest += "{\"signal\": ";
+    append_json_string(rest, signal_name(r.signals_sent[i].signal));
+    rest += ", \"at_ms\": ";
+    append_ms(rest, ns_to_us(r.signals_sent[i].at));
+    rest += "}";
+  }
+  rest += "], \"rusage\": {\"user_ms\": ";
+  append_ms(rest, timeval_us(r.usage.ru_utime));
+  rest += ", \"sys_ms\": ";
+  append_ms(rest, timeval_us(r.usage.ru_stime));
+  rest += ", \"max_rss_kb\": ";
+  append_decimal(rest, r.usage.ru_maxrss);
+  rest += "}, \"waiting_for_input\": ";
+  rest += !r.waiting_for_input ? "null" : *r.waiting_for_input ? "true" : "false";
+  append_contain_json(rest);
+  rest += ", \"confined\": ";
+  rest += confine_ ? confine_->json() : std::string("null");
+  rest += ", \"limit\": ";
+  if (r.limit != nullptr)
+    append_json_string(rest, r.limit);
+  else
+    rest += "null";
+  rest += "}";
+
+  StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
+  std::string j;
+  j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
+  // A large stream whose text gives its bytes back exactly moves into the
+  // text instead of being copied: its buffer is freed page by page as it is
+  // read, and the bytes exist once, as text, until a reader asks for them
+  // again (bring_back_kept). Not once a caller holds them
+  // (sup_result_output), nor for the few KiB of most results.
+  constexpr size_t kMoveFrom = 1 << 20;
+  auto append_stream = [&](OutputPipe& pipe, StreamJson& text) {
+    Capture& c = pipe.capture;
+    size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
+    if (c.lendable() && text.lossless() && c.kept_size() >= kMoveFrom) {
+      MallocBuffer lent = c.lend_flat();
+      text.append_moving(j, lent.get());
+      kept_in_text_[at] = text.where();
+    } else {
+      text.append(j);
+    }
+  };
+  j += head;
+  append_stream(out_, out_json);
+  j += between;
+  append_stream(err_, err_json);
+  j += rest;
+  result_json_ = std::move(j);
+}
+
+void Process::bring_back_kept(OutputPipe& pipe) {
+  if (!pipe.capture.lent()) return;
+  size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
+  pipe.capture.return_flat(kept_in_text_[at].bytes(*result_json_, pipe.capture.kept_size()));
+}
+
+}  // namespace sup

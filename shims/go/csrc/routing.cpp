@@ -1,0 +1,296 @@
+// Routing the child's stdout and stderr, and the "tee" copy to the host's fd.
+#include "routing.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "process.hpp"
+#include "sup.h"
+
+namespace sup {
+namespace {
+
+// After the main process has exited, the result waits for the host's fd to
+// take the tee's last copies as long as it takes some byte within this.
+constexpr Nanos kTeeStall = 1000 * kNanosPerMs;
+
+[[noreturn]] void fail_errno(const char* what) {
+  int err = errno;
+  throw LaunchError{-err, std::string(what) + ": " + strerrordesc_np(err)};
+}
+
+// The host's fd, or /dev/null when the host has it closed.
+int host_or_null(int fd, int dev_null) { return fcntl(fd, F_GETFD) >= 0 ? fd : dev_null; }
+
+UniqueFd duplicate(int fd) {
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (copy < 0) fail_errno("fcntl(F_DUPFD_CLOEXEC)");
+  return UniqueFd(copy);
+}
+
+}  // namespace
+
+const char* route_name(Route route) noexcept {
+  switch (route) {
+    case Route::pipe: return "pipe";
+    case Route::tee: return "tee";
+    case Route::inherit: return "inherit";
+    case Route::null_device: return "null";
+    case Route::stdout_stream: return "stdout";
+    case Route::fd: return "fd";
+  }
+  return "pipe";
+}
+
+bool route_is_read(Route route) noexcept { return route == Route::pipe || route == Route::tee; }
+
+void check_routes(const Spec& spec) {
+  const bool err_read = spec.stderr_route == Route::stdout_stream ? route_is_read(spec.stdout_route)
+                                                                   : route_is_read(spec.stderr_route);
+  if (route_is_read(spec.stdout_route) || err_read) return;
+  for (const auto& [key, ms] : {std::pair<const char*, int64_t>{"idle_timeout_ms", spec.idle_timeout_ms},
+                                 {"first_output_timeout_ms", spec.first_output_timeout_ms}})
+    if (ms > 0)
+      throw SpecError{std::string("spec: ") + key +
+                      ": sup reads neither stream (\"stdout\" and \"stderr\" are neither \"pipe\" nor "
+                      "\"tee\"), so the child can never be heard"};
+}
+
+void plan_output(const Spec& spec, int dev_null, SpawnFds& fds) {
+  auto route_one = [&](Route route, int host_fd, UniqueFd& child_end, UniqueFd& read_end) {
+    switch (route) {
+      case Route::pipe:
+      case Route::tee: {
+        PipeEnds p = make_pipe();
+        // Our read end never blocks, from the start: several callers in
+        // sup_poll may wake on one byte, and the loop may not have the child
+        // yet. A read that blocked would hold the process (work_mu_) and,
+        // with it, the loop. The child's end stays blocking, as a child
+        // expects of its stdout.
+        set_nonblocking(p.read_end.get());
+        child_end = std::move(p.write_end);
+        read_end = std::move(p.read_end);
+        return child_end.get();
+      }
+      case Route::inherit: return host_or_null(host_fd, dev_null);
+      // The host's descriptor named, as it is (check_host_fds saw it open):
+      // the child gets a copy in its own table, the host's entry and its
+      // flags are not touched.
+      case Route::fd: return spec.host_fd[host_fd];
+      case Route::null_device:
+      case Route::stdout_stream: return dev_null;
+    }
+    return dev_null;
+  };
+  fds.stdio.fd[1] = route_one(spec.stdout_route, 1, fds.child_out, fds.out_read);
+  // The same descriptor as the child's stdout, so that the two keep the
+  // order they were written in.
+  if (spec.stderr_route == Route::stdout_stream)
+    fds.stdio.fd[2] = fds.stdio.fd[1];
+  else
+    fds.stdio.fd[2] = route_one(spec.stderr_route, 2, fds.child_err, fds.err_read);
+}
+
+std::unique_ptr<TeeSink> TeeSink::open(int host_fd) {
+  struct stat st;
+  if (fcntl(host_fd, F_GETFD) < 0 || fstat(host_fd, &st) != 0) return nullptr;
+  if (S_ISSOCK(st.st_mode)) return std::unique_ptr<TeeSink>(new TeeSink(duplicate(host_fd), Kind::socket, true));
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+    char path[40];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", host_fd);
+    int own = ::open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (own >= 0) return std::unique_ptr<TeeSink>(new TeeSink(above_stdio(UniqueFd(own)), Kind::own, true));
+    return std::unique_ptr<TeeSink>(new TeeSink(duplicate(host_fd), Kind::guarded, true));
+  }
+  return std::unique_ptr<TeeSink>(new TeeSink(duplicate(host_fd), Kind::plain, false));
+}
+
+ssize_t TeeSink::write_some(const char* data, size_t len) noexcept {
+  if (failed_) return -1;
+  for (;;) {
+    ssize_t n;
+    if (kind_ == Kind::socket) {
+      n = send(fd_.get(), data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } else if (kind_ == Kind::guarded) {
+      // A blocking description shared with the host: written only when
+      // poll says there is room, and no more than a pipe then surely takes.
+      pollfd room{fd_.get(), POLLOUT, 0};
+      if (poll(&room, 1, 0) <= 0) return 0;
+      n = write(fd_.get(), data, len < PIPE_BUF ? len : PIPE_BUF);
+    } else {
+      n = write(fd_.get(), data, len);
+    }
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) return 0;
+    if (errno == EPIPE) {
+      // The loop thread blocks every signal: the SIGPIPE this write raised
+      // is pending on it, and taken back so that it stays nobody's.
+      sigset_t pipe_only;
+      sigemptyset(&pipe_only);
+      sigaddset(&pipe_only, SIGPIPE);
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+      }
+    }
+    failed_ = true;
+    give_up();
+    return -1;
+  }
+}
+
+void TeeSink::copy(const char* data, size_t len) noexcept {
+  size_t done = 0;
+  if (pending() == 0) {
+    while (done < len) {
+      ssize_t n = write_some(data + done, len - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (done == len || failed_ || pending() + (len - done) > kMaxPending) return;
+  try {
+    pending_.append(data + done, len - done);
+  } catch (...) {
+    // Out of memory: this copy is dropped, the capture has it.
+  }
+}
+
+bool TeeSink::flush() noexcept {
+  bool progress = false;
+  while (pending() > 0) {
+    ssize_t n = write_some(pending_.data() + pending_at_, pending());
+    if (n <= 0) break;
+    pending_at_ += static_cast<size_t>(n);
+    progress = true;
+  }
+  if (pending() == 0) {
+    pending_.clear();
+    pending_at_ = 0;
+  } else if (pending_at_ > kHoldBack && pending_at_ * 2 > pending_.size()) {
+    pending_.erase(0, pending_at_);
+    pending_at_ = 0;
+  }
+  return progress;
+}
+
+void TeeSink::give_up() noexcept {
+  std::string().swap(pending_);
+  pending_at_ = 0;
+}
+
+// ---- The process's side (loop thread) ------------------------------------
+
+void Process::on_tee_ready(uv_poll_t* handle, int status, int) {
+  auto* self = static_cast<Process*>(handle->data);
+  std::lock_guard<std::mutex> work(self->work_mu_);
+  if (self->final_on_loop()) return;
+  self->tee_writable(handle == self->out_.tee_watch.get() ? self->out_ : self->err_, status);
+}
+
+void Process::tee_copy(OutputPipe& pipe, const char* data, size_t len) {
+  TeeSink& tee = *pipe.tee;
+  tee.copy(data, len);
+  if (tee.pending() == 0 || !tee.pollable()) return;
+  if (!pipe.tee_watch) {
+    try {
+      start_watch(pipe.tee_watch, tee.fd(), UV_WRITABLE, on_tee_ready, "tee");
+    } catch (...) {
+      // The host's fd cannot be watched: what it did not take is dropped.
+      tee.give_up();
+      return;
+    }
+  } else if (uv_poll_start(pipe.tee_watch.get(), UV_WRITABLE, on_tee_ready) != 0) {
+    tee.give_up();
+    return;
+  }
+  // The host's fd is slower than the child: the child is made to wait, as
+  // it would writing to that fd itself.
+  if (tee.pending() > TeeSink::kHoldBack && !pipe.paused && !backpressure_lifted_ &&
+      lifecycle_ == Lifecycle::running) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pipe.paused = true;
+    }
+    pipe.tee_held = true;
+    uv_poll_stop(pipe.poll.get());
+  }
+}
+
+void Process::tee_writable(OutputPipe& pipe, int status) {
+  TeeSink& tee = *pipe.tee;
+  if (status < 0) tee.give_up();
+  const bool progress = tee.flush();
+  if (tee.pending() == 0) uv_poll_stop(pipe.tee_watch.get());
+  if (pipe.tee_held && tee.pending() <= TeeSink::kHoldBack / 2) {
+    pipe.tee_held = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Still over the backpressure window: resume_held_back's to resume.
+      if (backpressure_bytes_ > 0 && !backpressure_lifted_ &&
+          pipe.capture.total() - pipe.consumer_pos > resume_at())
+        return;
+      pipe.paused = false;
+    }
+    if (pipe.open()) {
+      try {
+        watch_pipe(pipe, /*probe=*/true);
+      } catch (...) {
+        end_unwatched(/*drain=*/true);
+        return;
+      }
+    }
+    // The child was blocked by the host's fd, not silent.
+    last_activity_ = now_ns();
+    arm_deadline();
+  }
+  if (lifecycle_ != Lifecycle::draining) return;
+  if (progress) tee_give_up_at_ = now_ns() + kTeeStall;
+  if (copies_pending())
+    arm_deadline();
+  else
+    maybe_finish();
+}
+
+bool Process::copies_pending() const noexcept {
+  // After sup_abort or sup_release nothing waits for the host's fd.
+  if (cause_ == Cause::aborted) return false;
+  for (const OutputPipe* pipe : {&out_, &err_})
+    if (pipe->tee && pipe->tee_watch && pipe->tee->pending() > 0) return true;
+  return false;
+}
+
+void Process::finish_after_copies() {
+  if (!copies_pending()) {
+    finish();
+    return;
+  }
+  // The pidfd stays readable and the pipes are at EOF: only the copies'
+  // watches are left.
+  exit_watch_.close();
+  close_pipe(out_);
+  close_pipe(err_);
+  if (tee_give_up_at_ == 0) tee_give_up_at_ = now_ns() + kTeeStall;
+  arm_deadline();
+}
+
+void Process::close_tees() noexcept {
+  for (OutputPipe* pipe : {&out_, &err_}) {
+    pipe->tee_watch.close();
+    if (!pipe->tee) continue;
+    pipe->tee->flush();  // what the fd takes at once; the rest is dropped
+    pipe->tee.reset();
+  }
+}
+
+}  // namespace sup
