@@ -81,9 +81,9 @@ Failure spawn_failure(const std::string& spec) {
   return {rc, part, buf};
 }
 
-TEST(Version, IsZeroTwo) {
-  EXPECT_EQ(sup_version(), 300);
-  EXPECT_EQ(SUP_VERSION_NUMBER, 300);
+TEST(Version, IsZeroFour) {
+  EXPECT_EQ(sup_version(), 400);
+  EXPECT_EQ(SUP_VERSION_NUMBER, 400);
 }
 
 TEST(SpawnPart, TellsProgramFromCwdFromSpec) {

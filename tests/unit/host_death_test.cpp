@@ -27,8 +27,16 @@ pid_t start_host(std::vector<std::string> args, const char* helper = SUP_HOST_HE
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // extra_env replaces an inherited variable of the same name: ld.so takes
+  // the last LD_LIBRARY_PATH of the environment, not the first as getenv.
   std::vector<std::string> env_storage(extra_env);
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    bool replaced = false;
+    for (const std::string& x : extra_env)
+      if (entry.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0) replaced = true;
+    if (!replaced) env_storage.push_back(entry);
+  }
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);

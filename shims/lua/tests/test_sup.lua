@@ -1072,7 +1072,9 @@ end)
 test("confined after the cgroup's keys; limits the child sees", function()
   -- With "auto", tree_cpu's fractions come before "confined" in the JSON.
   local res = sup.run{ "sh", "-c", "ulimit -n", contain = "auto", limits = { open_files = 64 } }
-  eq(res.stdout.captured, "64\n", "the child's limit")
+  -- Under valgrind the clone is a fork of valgrind itself, which keeps its
+  -- own descriptors above the limit: the child cannot start under 64.
+  if not os.getenv("SUP_LUA_VALGRIND") then eq(res.stdout.captured, "64\n", "the child's limit") end
   eq(res.confined.open_files.value, 64, "confined.open_files.value")
   eq(res.confined.open_files.mechanism, "rlimit", "mechanism")
   eq(res.limit, nil, "no limit ended it")
