@@ -132,6 +132,16 @@ def test_user_group_extra_groups() -> None:
         sup.run(["true"], user=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="^extra_groups: "):
         sup.run(["true"], extra_groups="wheel")
+    with pytest.raises(ValueError, match="^user: "):
+        sup.run(["true"], user=-1)
+    with pytest.raises(OverflowError, match="^group: "):
+        sup.run(["true"], group=2**64)
+
+
+def test_a_sup_capture_is_not_passed_on_as_a_pipe() -> None:
+    with sup.Popen(["echo", "x"], stdout=sup.PIPE) as p1:
+        with pytest.raises(TypeError, match="^stdin: a sup Popen's stdout"):
+            sup.Popen(["cat"], stdin=p1.stdout)
 
 
 def test_every_byte_kept_by_default() -> None:

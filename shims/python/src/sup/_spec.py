@@ -23,6 +23,7 @@ from typing import IO, Any, Dict, Iterable, List, Mapping, Optional, Sequence, T
 
 from . import _lib
 from ._errors import SpecError, SpecTypeError
+from ._streams import OutputReader, TextOutputReader
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: ``env=``: the child's whole environment, typed as typeshed types subprocess's.
@@ -188,6 +189,13 @@ def host_fd(value: object, key: str) -> Optional[Fd]:
     fileno = getattr(value, "fileno", None)
     if fileno is None:
         return None
+    if isinstance(value, (OutputReader, TextOutputReader)):
+        # subprocess's p1.stdout is the pipe; sup's is its capture, whose
+        # fileno() only signals readiness: never a child's descriptor.
+        raise SpecTypeError(
+            f"{key}: a sup Popen's stdout/stderr is sup's capture, not a pipe to pass on "
+            "(read it and write to a stdin=PIPE, or give both children os.pipe() ends)"
+        )
     n = fileno()  # an io.UnsupportedOperation propagates, as in subprocess
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise SpecTypeError(f"{key}: fileno() returned {n!r}, not a descriptor")
@@ -253,7 +261,12 @@ def _id(value: object, key: str) -> bytes:
     if isinstance(value, bool) or not isinstance(value, (int, str, bytes)):
         raise SpecTypeError(f"{key}: must be a name or a number, not {value!r}")
     if isinstance(value, int) and value < 0:
-        raise SpecError(f"{key}: must be >= 0, not {value}")
+        raise SpecError(f"{key}: must be >= 0, not {value}")  # a ValueError, as subprocess's
+    if isinstance(value, int) and value > 0xFFFFFFFE:
+        # subprocess's own split: OverflowError for user=/group=, ValueError in extra_groups
+        raise (SpecError if key.startswith("extra_groups") else OverflowError)(
+            f"{key}: {value} is greater than the largest id (4294967294)"
+        )
     return _jvalue(value, key)
 
 
