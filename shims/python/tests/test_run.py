@@ -233,7 +233,7 @@ def test_bad_cwd(tmp_path: Path) -> None:
         ({"cwd": "a\0b"}, "cwd"),
         ({"stdin": "inherit"}, "stdin"),
         ({"stdin": sup.STDOUT}, "stdin"),
-        ({"stdin": 0}, "stdin"),
+        ({"stdin": -5}, "stdin"),  # 0 and up are descriptors, as in subprocess
         ({"kill_on_timeout": 1}, "kill_on_timeout"),
         ({"pty": (0, 80)}, "pty"),
         ({"pty": "yes"}, "pty"),

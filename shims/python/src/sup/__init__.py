@@ -23,7 +23,7 @@ from ._lib import LibraryNotFoundError
 from ._lib import api as _api
 from ._popen import Args, Popen, run, run_async
 from ._result import CompletedProcess, Outcome, Result
-from ._spec import DEVNULL, INHERIT, PIPE, STDOUT, Env, EnvUpdate, Stdio, StdioArg
+from ._spec import DEVNULL, INHERIT, PIPE, STDOUT, Env, EnvUpdate, Limits, Sandbox, Stdio, StdioArg
 
 __version__ = "0.3.0"
 
@@ -76,12 +76,14 @@ __all__ = [
     "EnvUpdate",
     "INHERIT",
     "LibraryNotFoundError",
+    "Limits",
     "Outcome",
     "OutputGap",
     "PIPE",
     "Popen",
     "Result",
     "STDOUT",
+    "Sandbox",
     "SpecError",
     "SpecTypeError",
     "StdinStream",

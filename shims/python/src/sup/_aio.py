@@ -182,6 +182,10 @@ class AsyncProcess:
     def kill(self) -> None:
         self.popen.kill()
 
+    def input_wanted(self) -> bool:
+        """Whether the child waits for input it cannot get (:meth:`sup.Popen.input_wanted`)."""
+        return self.popen.input_wanted()
+
     async def _feed(self, data: bytes) -> None:
         assert self.stdin is not None
         self.stdin.write(data)

@@ -126,6 +126,7 @@ class Api:
         )
         self.input_fd: Callable[[int], int] = fn("sup_input_fd", c_int, [P])
         self.input_close: Callable[[int], int] = fn("sup_input_close", c_int, [P])
+        self.input_wanted: Callable[[int], int] = fn("sup_input_wanted", c_int, [P])
         self.result_outcome: Callable[[int], int] = fn(
             "sup_result_outcome", c_int, [P]
         )

@@ -30,11 +30,14 @@ from typing import (
     Any,
     AnyStr,
     AsyncIterator,
+    Collection,
     Dict,
+    Iterable,
     Generic,
     Iterator,
     List,
     Literal,
+    Mapping,
     Optional,
     Sequence,
     Tuple,
@@ -83,6 +86,10 @@ def _stream(stream: str) -> int:
 
 
 def _spawn_error(code: int, detail: str, part: int, argv0: object, cwd: object) -> Exception:
+    if code == _lib.EBADF:
+        # A file or descriptor given (stdio, pass_fds) is not open: subprocess's
+        # child fails on it with EBADF too.
+        return os_error(code, detail)
     if part == _lib.PART_SPEC or (code == _lib.EINVAL and detail.startswith("spec")):
         return spec_error_from_detail(detail)
     if code <= _lib.EINTERNAL:
@@ -140,14 +147,8 @@ def _subprocess_keywords(kw: Dict[str, Any]) -> None:
     why = {
         "executable": (None, "argv[0] is the program sup runs"),
         "preexec_fn": (None, "no Python runs in sup's child between fork and exec"),
-        "close_fds": (True, "sup's child gets no descriptor but 0, 1 and 2 (pass_fds needs libsup 0.4)"),
-        "pass_fds": ((), "sup's child gets no descriptor but 0, 1 and 2 (needs libsup 0.4's \"fds\")"),
-        "restore_signals": (True, "sup's child starts with every signal at its default (keeping ignored ones needs libsup 0.4)"),
         "start_new_session": (False, "sup's child leads a process group of its own, not a session (pty=True gives a session)"),
         "process_group": (0, "sup's child leads a process group of its own: process_group=0 is what it does"),
-        "user": (None, "needs libsup 0.4"),
-        "group": (None, "needs libsup 0.4"),
-        "extra_groups": (None, "needs libsup 0.4"),
         "umask": (-1, "sup's child keeps the host's umask"),
         "pipesize": (-1, "sup sizes its pipes itself"),
         "startupinfo": (None, "Windows only"),
@@ -155,7 +156,7 @@ def _subprocess_keywords(kw: Dict[str, Any]) -> None:
     }
     for key, value in kw.items():
         ok, reason = why[key]
-        if value is None or value == ok or (key == "pass_fds" and not value and not isinstance(value, (str, bytes))):
+        if value is None or value == ok:
             continue
         if key == "process_group" and value is not None and value != 0:
             raise SpecTypeError(f"process_group: only 0 (or None): {reason}, not {value!r}")
@@ -168,11 +169,18 @@ class Popen(Generic[AnyStr]):
     ``stdin``/``stdout``/``stderr`` take ``PIPE``, ``DEVNULL``, ``STDOUT``
     (stderr only), ``None`` (the default: the host's descriptor itself, as
     in subprocess; with ``idle_timeout``/``first_output_timeout`` the output
-    is copied there by sup, which must see it) or
-    ``sup.INHERIT`` (the host's descriptor, never copied). subprocess's
-    other keywords are taken at the values that mean what sup does
-    (``close_fds=True``, ``pass_fds=()``, ``bufsize``, ...); another value
-    raises :class:`sup.SpecTypeError` (a TypeError) saying why. Every byte
+    is copied there by sup, which must see it),
+    ``sup.INHERIT`` (the host's descriptor, never copied), or a file object
+    with ``fileno()`` or a descriptor number (that descriptor itself, as
+    subprocess gives it). ``pass_fds`` passes descriptors at their own
+    numbers; ``close_fds=False`` passes every inheritable one, as fork and
+    exec would; ``user``/``group``/``extra_groups`` (names or numbers; a
+    privileged host) as in subprocess; ``restore_signals=False`` keeps the
+    signals the host ignores ignored (True, the default: every signal at
+    its default, a superset of subprocess's SIGPIPE and SIGXFSZ).
+    subprocess's other keywords are taken at the values that mean what sup
+    does (``bufsize``, ``process_group=0``, ...); another value raises
+    :class:`sup.SpecTypeError` (a TypeError) saying why. Every byte
     is kept unless ``max_output`` caps it. With ``PIPE``, ``p.stdin`` is a
     writable and ``p.stdout``/``p.stderr`` readable file objects (text with
     ``text=True``/``encoding``/``errors``). ``env`` is the child's whole
@@ -182,7 +190,9 @@ class Popen(Generic[AnyStr]):
     ``max_runtime``, ``grace``, ``signal``, ``kill_on_timeout``,
     ``max_output``, ``backpressure``, ``pty``, ``contain``, ``require_sentinel``,
     ``cgroup_parent``, ``input`` (bytes written to stdin by the library),
-    ``kill_on_exit``: see :func:`sup.run`. ``tty_foreground=True`` (the
+    ``input_wait_timeout``, ``limits``, ``sandbox``, ``kill_on_exit``: see
+    :func:`sup.run`; :meth:`input_wanted` says whether the child waits for
+    input. ``tty_foreground=True`` (the
     default of run(), call() and the other functions that wait): an
     inherited stdin that is the terminal of a host in its foreground is
     handed to the child while it runs, so that it can read it; the host
@@ -240,17 +250,20 @@ class Popen(Generic[AnyStr]):
         cgroup_parent: Optional[StrOrBytesPath] = None,
         tty_foreground: bool = False,
         require_sentinel: bool = False,
-        pass_fds: Sequence[int] = (),
+        pass_fds: Collection[int] = (),
         restore_signals: bool = True,
         start_new_session: bool = False,
         process_group: Optional[int] = None,
-        user: Optional[Any] = None,
-        group: Optional[Any] = None,
-        extra_groups: Optional[Any] = None,
+        user: Union[str, bytes, int, None] = None,
+        group: Union[str, bytes, int, None] = None,
+        extra_groups: Optional[Iterable[Union[str, bytes, int]]] = None,
         umask: int = -1,
         pipesize: int = -1,
         startupinfo: Optional[Any] = None,
         creationflags: int = 0,
+        input_wait_timeout: Optional[float] = None,
+        limits: Union[_spec.Limits, Mapping[str, Any], None] = None,
+        sandbox: Union[_spec.Sandbox, Mapping[str, Any], None] = None,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
         self._result: Optional[Result] = None
@@ -264,12 +277,15 @@ class Popen(Generic[AnyStr]):
         self._codec = _text_codec(text, encoding, errors, universal_newlines)
         self._communication_started = False
         self._subprocess_keywords = dict(
-            executable=executable, preexec_fn=preexec_fn, close_fds=close_fds, pass_fds=pass_fds,
-            restore_signals=restore_signals, start_new_session=start_new_session,
-            process_group=process_group, user=user, group=group, extra_groups=extra_groups,
+            executable=executable, preexec_fn=preexec_fn, start_new_session=start_new_session,
+            process_group=process_group,
             umask=umask, pipesize=pipesize, startupinfo=startupinfo, creationflags=creationflags,
         )
         _subprocess_keywords(self._subprocess_keywords)
+        if pass_fds and not close_fds:
+            warnings.warn("pass_fds overriding close_fds.", RuntimeWarning, stacklevel=2)
+            close_fds = True  # as subprocess: only the listed ones
+        fds = _spec.fds_of(pass_fds, close_fds)
         if bufsize is None:
             bufsize = -1  # as subprocess
         if isinstance(bufsize, bool) or not isinstance(bufsize, int):
@@ -313,6 +329,17 @@ class Popen(Generic[AnyStr]):
             cgroup_parent=cgroup_parent,
             require_sentinel=require_sentinel,
             tty_foreground=tty_foreground,
+            input_wait_timeout=input_wait_timeout,
+            fds=fds,
+            # subprocess's child keeps what the host ignores but PIPE and
+            # XFSZ (restore_signals=True); sup's starts with every signal at
+            # its default, which covers those two: only False needs asking.
+            keep_ignored_signals=not restore_signals,
+            user=user,
+            group=group,
+            groups=extra_groups,
+            limits=limits,
+            sandbox=sandbox,
         )
         a = self._api = _lib.api()
         handle = ctypes.c_void_p(None)
@@ -415,6 +442,22 @@ class Popen(Generic[AnyStr]):
         with self._lock:
             if self._h is not None:
                 check(self._api.abort(self._h.ptr), "sup_abort")
+
+    def input_wanted(self) -> bool:
+        """True while the child (a process of its tree) waits for input it
+        cannot get: asleep reading its stdin with nothing written lately, or
+        stopped reading a terminal from the background (sup_input_wanted).
+        False once the result is final. Raises PermissionError when sup may
+        not look at a process of the tree (the answer is unknown). May block
+        ~40 ms when it first sees a reader, to look twice."""
+        with self._lock:
+            h = self._h
+            if h is None or self._result is not None:
+                return False
+            rc = h.api.input_wanted(h.ptr)
+        if rc == _lib.ESRCH:
+            return False  # final meanwhile: nothing waits any more
+        return check(rc, "sup_input_wanted") == 1
 
     def kill(self) -> None:
         """subprocess's kill(): :meth:`abort` (SIGKILL to the whole group)."""
@@ -859,6 +902,9 @@ def run(
     cgroup_parent: Optional[StrOrBytesPath] = None,
     require_sentinel: bool = False,
     tty_foreground: bool = True,
+    input_wait_timeout: Optional[float] = None,
+    limits: Union[_spec.Limits, Mapping[str, Any], None] = None,
+    sandbox: Union[_spec.Sandbox, Mapping[str, Any], None] = None,
     **popen_kwargs: Any,
 ) -> CompletedProcess:
     """Run ``args`` under supervision; subprocess.run's keywords and meanings.
@@ -885,7 +931,13 @@ def run(
     sup makes its cgroups; ``require_sentinel`` refuses to start a child
     (OSError, errno ENOTSUP) that only the main process's death would tie
     to this process (``result.json["host_death"]`` is then
-    "main_process"). Those endings return normally.
+    "main_process"); ``input_wait_timeout`` seconds the child may wait for
+    input it cannot get before it is ended (``outcome`` IDLE_TIMEOUT,
+    ``result.phase`` "input"); ``limits`` (:class:`sup.Limits` or a dict:
+    memory_bytes, cpu_seconds, processes, file_bytes, open_files,
+    core_dump) and ``sandbox`` (:class:`sup.Sandbox` or a dict: write,
+    read, exec, network, strict, tmp), what applied in
+    ``result.json["confined"]``. Those endings return normally.
 
     ``tty_foreground`` (default True here): a child given the host's
     terminal as stdin gets the terminal's foreground while it runs, so it
@@ -904,7 +956,8 @@ def run(
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
              pty=pty, contain=contain, cgroup_parent=cgroup_parent,
-             require_sentinel=require_sentinel,
+             require_sentinel=require_sentinel, input_wait_timeout=input_wait_timeout,
+             limits=limits, sandbox=sandbox,
              tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:
@@ -953,6 +1006,9 @@ async def run_async(
     cgroup_parent: Optional[StrOrBytesPath] = None,
     require_sentinel: bool = False,
     tty_foreground: bool = False,
+    input_wait_timeout: Optional[float] = None,
+    limits: Union[_spec.Limits, Mapping[str, Any], None] = None,
+    sandbox: Union[_spec.Sandbox, Mapping[str, Any], None] = None,
     **popen_kwargs: Any,
 ) -> CompletedProcess:
     """:func:`run` for asyncio: awaits on the event loop, no thread.
@@ -966,7 +1022,8 @@ async def run_async(
              first_output_timeout=first_output_timeout, grace=grace, signal=signal,
              kill_on_timeout=kill_on_timeout, max_output=max_output, backpressure=backpressure,
              pty=pty, contain=contain, cgroup_parent=cgroup_parent,
-             require_sentinel=require_sentinel,
+             require_sentinel=require_sentinel, input_wait_timeout=input_wait_timeout,
+             limits=limits, sandbox=sandbox,
              tty_foreground=tty_foreground, **popen_kwargs),
     )
     try:

@@ -11,6 +11,7 @@ byte.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import enum
 import math
 import os
@@ -18,10 +19,11 @@ import re
 import signal as _signal
 import subprocess
 import sys
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._errors import SpecError, SpecTypeError
+from ._streams import OutputReader, TextOutputReader
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: ``env=``: the child's whole environment, typed as typeshed types subprocess's.
@@ -46,13 +48,44 @@ class Stdio(enum.Enum):
 
 INHERIT = Stdio.INHERIT
 
-#: What stdin=, stdout= and stderr= accept.
-StdioArg = Union[int, Stdio, None]
+#: What stdin=, stdout= and stderr= accept: PIPE, DEVNULL, STDOUT, None,
+#: INHERIT, a descriptor number or a file object with fileno() (the host's
+#: descriptor itself, as subprocess passes it).
+StdioArg = Union[int, Stdio, None, IO[Any]]
 
-#: max_output's default: the largest cap the library takes (1 TiB; its
-#: buffer grows with what is written), so that what mirrors subprocess keeps
-#: every byte. A smaller cap is opt-in.
-KEEP_ALL = 1 << 40
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """``limits=``: resource limits the child sets on itself before exec
+    (rlimits; in cgroup mode memory and processes bound the whole tree).
+    None leaves the host's own limit; a plain dict with these keys works too."""
+
+    memory_bytes: Optional[int] = None
+    cpu_seconds: Optional[int] = None
+    processes: Optional[int] = None
+    file_bytes: Optional[int] = None
+    open_files: Optional[int] = None
+    core_dump: Optional[bool] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Sandbox:
+    """``sandbox=``: a Landlock ruleset (nothing writable but ``write``),
+    ``network=False`` a seccomp filter refusing sockets but AF_UNIX,
+    ``tmp=True`` a private TMPDIR; ``strict=True`` refuses to start where the
+    kernel cannot enforce it all. None leaves the library's default; a plain
+    dict with these keys works too."""
+
+    write: Optional[Sequence[StrOrBytesPath]] = None
+    read: Optional[Sequence[StrOrBytesPath]] = None
+    exec: Optional[Sequence[StrOrBytesPath]] = None
+    network: Optional[bool] = None
+    strict: Optional[bool] = None
+    tmp: Optional[bool] = None
+
+
+_LIMIT_KEYS = tuple(f.name for f in dataclasses.fields(Limits))
+_SANDBOX_KEYS = tuple(f.name for f in dataclasses.fields(Sandbox))
 
 
 def host_tty_foreground() -> bool:
@@ -142,20 +175,129 @@ def _signal_number(value: Union[int, str, None]) -> Optional[int]:
 _ROUTE_NAMES = {PIPE: "PIPE", STDOUT: "STDOUT", DEVNULL: "DEVNULL"}
 
 
-def _route(value: StdioArg, key: str, allowed: Tuple[object, ...]) -> object:
+class Fd(int):
+    """A host descriptor given as stdin/stdout/stderr: {"fd": N}."""
+
+
+def host_fd(value: object, key: str) -> Optional[Fd]:
+    """The descriptor of a file object (its fileno()) or a number >= 0, as
+    subprocess takes them for stdin/stdout/stderr; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Fd(value) if value >= 0 else None
+    fileno = getattr(value, "fileno", None)
+    if fileno is None:
+        return None
+    if isinstance(value, (OutputReader, TextOutputReader)):
+        # subprocess's p1.stdout is the pipe; sup's is its capture, whose
+        # fileno() only signals readiness: never a child's descriptor.
+        raise SpecTypeError(
+            f"{key}: a sup Popen's stdout/stderr is sup's capture, not a pipe to pass on "
+            "(read it and write to a stdin=PIPE, or give both children os.pipe() ends)"
+        )
+    n = fileno()  # an io.UnsupportedOperation propagates, as in subprocess
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise SpecTypeError(f"{key}: fileno() returned {n!r}, not a descriptor")
+    return Fd(n)
+
+
+def _route(value: StdioArg, key: str, allowed: Tuple[object, ...], fd_ok: bool = False) -> object:
+    if fd_ok:
+        fd = host_fd(value, key)
+        if fd is not None:
+            return fd
     if isinstance(value, bool) or value not in allowed:
         names = ", ".join(
             "None" if a is None else "sup.INHERIT" if a is INHERIT else f"sup.{_ROUTE_NAMES[a]}"  # type: ignore[index]
             for a in allowed
         )
-        if hasattr(value, "fileno") or (type(value) is int and value >= 0):
-            # subprocess takes it: refused as the other keywords sup cannot honour yet.
-            raise SpecTypeError(
-                f"{key}: must be one of {names}, not {value!r} (a file or descriptor "
-                "is not supported until libsup 0.4: sup runs the child's stdio itself)"
-            )
-        raise SpecError(f"{key}: must be one of {names}, not {value!r}")
+        if not fd_ok and (hasattr(value, "fileno") or (type(value) is int and value >= 0)):
+            raise SpecError(f"{key}: must be one of {names}, not {value!r} (not a file or descriptor with pty)")
+        raise SpecError(f"{key}: must be one of {names} or a file or descriptor, not {value!r}")
     return value
+
+
+def _jvalue(value: object, key: str) -> bytes:
+    """A JSON value of limits=/sandbox=/user=...: bools, ints, None, paths
+    and names (raw bytes, as argv), lists, mappings with str keys."""
+    if value is None:
+        return b"null"
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if isinstance(value, int):
+        return b"%d" % value
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return _jstr(_fsbytes(value, key))
+    if isinstance(value, Mapping):
+        items = []
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise SpecTypeError(f"{key}: keys must be str, not {k!r}")
+            items.append(_jstr(k.encode()) + b":" + _jvalue(v, f"{key}.{k}"))
+        return b"{" + b",".join(items) + b"}"
+    if isinstance(value, (list, tuple)):
+        return b"[" + b",".join(_jvalue(v, f"{key}[{i}]") for i, v in enumerate(value)) + b"]"
+    raise SpecTypeError(f"{key}: cannot be {type(value).__name__} ({value!r})")
+
+
+def _typed(value: object, cls: type, keys: Tuple[str, ...], key: str) -> Dict[str, object]:
+    """limits=/sandbox= as a dict: the dataclass's set fields, or the dict
+    given (its keys checked here, so a typo names the key)."""
+    if isinstance(value, (Limits, Sandbox)):
+        if not isinstance(value, cls):
+            raise SpecTypeError(f"{key}: must be a sup.{cls.__name__} or a dict, not {type(value).__name__}")
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if getattr(value, f.name) is not None}
+    if not isinstance(value, Mapping):
+        raise SpecTypeError(f"{key}: must be a sup.{cls.__name__} or a dict, not {type(value).__name__}")
+    for k in value:
+        if k not in keys:
+            raise SpecError(f"{key}: unknown key {k!r} (known: {', '.join(keys)})")
+    return dict(value)
+
+
+def _id(value: object, key: str) -> bytes:
+    """A user or group: a name (str/bytes) or a number, as subprocess's user=."""
+    if isinstance(value, bool) or not isinstance(value, (int, str, bytes)):
+        raise SpecTypeError(f"{key}: must be a name or a number, not {value!r}")
+    if isinstance(value, int) and value < 0:
+        raise SpecError(f"{key}: must be >= 0, not {value}")  # a ValueError, as subprocess's
+    if isinstance(value, int) and value > 0xFFFFFFFE:
+        # subprocess's own split: OverflowError for user=/group=, ValueError in extra_groups
+        raise (SpecError if key.startswith("extra_groups") else OverflowError)(
+            f"{key}: {value} is greater than the largest id (4294967294)"
+        )
+    return _jvalue(value, key)
+
+
+def fds_of(pass_fds: object, close_fds: object) -> Dict[int, int]:
+    """subprocess's pass_fds (and close_fds=False: every inheritable
+    descriptor the host has, as fork and exec would pass it) as "fds", each
+    descriptor at its own number."""
+    if isinstance(pass_fds, (str, bytes)):
+        raise SpecTypeError(f"pass_fds: must be a sequence of descriptors, not {pass_fds!r}")
+    try:
+        numbers = list(pass_fds)  # type: ignore[call-overload]
+    except TypeError:
+        raise SpecTypeError(f"pass_fds: must be a sequence of descriptors, not {pass_fds!r}") from None
+    out: Dict[int, int] = {}
+    for n in numbers:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise SpecTypeError(f"pass_fds: {n!r} is not a descriptor number")
+        if n < 0:
+            raise SpecError(f"pass_fds: {n} is not a descriptor number")
+        if n > 2:  # 0, 1 and 2 are the child's anyway, as subprocess skips them
+            out[n] = n
+    if not close_fds:
+        for name in os.listdir("/proc/self/fd"):
+            n = int(name)
+            if n > 2 and n not in out:
+                try:
+                    if os.get_inheritable(n):
+                        out[n] = n
+                except OSError:
+                    pass  # the listing's own descriptor, now closed
+    return out
 
 
 def _env_items(mapping: object, key: str, allow_none: bool) -> List[Tuple[bytes, Optional[bytes]]]:
@@ -201,6 +343,14 @@ def build(
     cgroup_parent: Optional[StrOrBytesPath],
     require_sentinel: bool = False,
     tty_foreground: bool = False,
+    input_wait_timeout: Optional[float] = None,
+    fds: Optional[Mapping[int, int]] = None,
+    keep_ignored_signals: bool = False,
+    user: object = None,
+    group: object = None,
+    groups: object = None,
+    limits: object = None,
+    sandbox: object = None,
 ) -> bytes:
     """The spec's JSON text, as bytes. ``args`` is already a list."""
     argv: List[bytes] = [_jstr(_fsbytes(a, f"args[{i}]")) for i, a in enumerate(args)]
@@ -254,9 +404,13 @@ def build(
                 )
             parts.append(b'"stdin":{"base64":"' + base64.b64encode(bytes(input)) + b'"}')
         else:
-            route = _route(stdin, "stdin", (None, PIPE, DEVNULL, INHERIT))
-            name = {None: b"inherit", INHERIT: b"inherit", PIPE: b"pipe", DEVNULL: b"null"}[route]  # type: ignore[index]
-            parts.append(b'"stdin":"' + name + b'"')
+            route = _route(stdin, "stdin", (None, PIPE, DEVNULL, INHERIT), fd_ok=True)
+            if isinstance(route, Fd):
+                name = b"fd"
+                parts.append(b'"stdin":{"fd":%d}' % route)
+            else:
+                name = {None: b"inherit", INHERIT: b"inherit", PIPE: b"pipe", DEVNULL: b"null"}[route]  # type: ignore[index]
+                parts.append(b'"stdin":"' + name + b'"')
             if tty_foreground is not True and tty_foreground is not False:
                 raise SpecTypeError(f"tty_foreground: must be True or False, not {tty_foreground!r}")
             if tty_foreground and name == b"inherit" and host_tty_foreground():
@@ -269,11 +423,15 @@ def build(
         # idle clock must see the bytes: then sup's copy ("tee").
         watched = idle_timeout is not None or first_output_timeout is not None
         out_names = {None: b"tee" if watched else b"inherit", PIPE: b"pipe", DEVNULL: b"null", INHERIT: b"inherit"}
-        route = _route(stdout, "stdout", (None, PIPE, DEVNULL, INHERIT))
-        if route is not PIPE:  # "pipe" is the library's default
+        route = _route(stdout, "stdout", (None, PIPE, DEVNULL, INHERIT), fd_ok=True)
+        if isinstance(route, Fd):  # the file itself, as subprocess gives it
+            parts.append(b'"stdout":{"fd":%d}' % route)
+        elif route is not PIPE:  # "pipe" is the library's default
             parts.append(b'"stdout":"' + out_names[route] + b'"')  # type: ignore[index]
-        route = _route(stderr, "stderr", (None, PIPE, STDOUT, DEVNULL, INHERIT))
-        if route is not PIPE:
+        route = _route(stderr, "stderr", (None, PIPE, STDOUT, DEVNULL, INHERIT), fd_ok=True)
+        if isinstance(route, Fd):
+            parts.append(b'"stderr":{"fd":%d}' % route)
+        elif route is not PIPE:
             name = b"stdout" if route == STDOUT else out_names[route]  # type: ignore[index]
             parts.append(b'"stderr":"' + name + b'"')
 
@@ -282,6 +440,7 @@ def build(
         (b"first_output_timeout_ms", seconds_ms(first_output_timeout, "first_output_timeout", False)),
         (b"max_runtime_ms", seconds_ms(max_runtime, "max_runtime", False)),
         (b"grace_ms", seconds_ms(grace, "grace", True)),
+        (b"input_wait_timeout_ms", seconds_ms(input_wait_timeout, "input_wait_timeout", False)),
     ):
         if ms is not None:
             parts.append(b'"%s":%d' % (spec_key, ms))
@@ -294,8 +453,10 @@ def build(
     if kill_on_timeout:
         parts.append(b'"on_timeout":"kill"')
 
+    if max_output is None:
+        parts.append(b'"max_output_bytes":null')  # every byte, as subprocess keeps them
     for spec_key, count, kw in (
-        (b"max_output_bytes", KEEP_ALL if max_output is None else max_output, "max_output"),
+        (b"max_output_bytes", max_output, "max_output"),
         (b"backpressure_bytes", backpressure, "backpressure"),
     ):
         if count is None:
@@ -314,6 +475,26 @@ def build(
         parts.append(b'"cgroup_parent":' + _jstr(_fsbytes(cgroup_parent, "cgroup_parent")))
     if require_sentinel:
         parts.append(b'"require_sentinel":true')
+    if fds:
+        parts.append(b'"fds":{' + b",".join(b'"%d":%d' % (c, h) for c, h in sorted(fds.items())) + b"}")
+    if keep_ignored_signals:
+        parts.append(b'"keep_ignored_signals":true')
+    if user is not None:
+        parts.append(b'"user":' + _id(user, "user"))
+    if group is not None:
+        parts.append(b'"group":' + _id(group, "group"))
+    if groups is not None:
+        if isinstance(groups, (str, bytes)):
+            raise SpecTypeError(f"extra_groups: must be a sequence of names or numbers, not {groups!r}")
+        try:
+            items = list(groups)  # type: ignore[call-overload]
+        except TypeError:
+            raise SpecTypeError(f"extra_groups: must be a sequence of names or numbers, not {groups!r}") from None
+        parts.append(b'"groups":[' + b",".join(_id(g, f"extra_groups[{i}]") for i, g in enumerate(items)) + b"]")
+    if limits is not None:
+        parts.append(b'"limits":' + _jvalue(_typed(limits, Limits, _LIMIT_KEYS, "limits"), "limits"))
+    if sandbox is not None:
+        parts.append(b'"sandbox":' + _jvalue(_typed(sandbox, Sandbox, _SANDBOX_KEYS, "sandbox"), "sandbox"))
 
     return b",".join(parts) + b"}"
 

@@ -106,6 +106,16 @@ def as_subprocess_code_spells_it() -> str:
     return f"{rc} {status} {text} {out!r} {sup.getoutput('echo a')}"
 
 
+def with_libsup_04(log_path: str) -> bool:
+    with open(log_path, "wb") as log:
+        r = sup.run(["true"], stdout=log, stderr=sup.STDOUT, pass_fds=[], restore_signals=False,
+                    limits=sup.Limits(open_files=64), sandbox=sup.Sandbox(tmp=True),
+                    input_wait_timeout=5.0)
+    with sup.Popen(["cat"], stdin=sup.PIPE, limits={"core_dump": False}) as p:
+        waiting: bool = p.input_wanted()
+    return r.returncode == 0 and not waiting
+
+
 async def like_asyncio_subprocess() -> bytes:
     proc = await sup.create_subprocess_exec("cat", stdin=sup.PIPE, stdout=sup.PIPE, idle_timeout=30.0)
     out, _ = await proc.communicate(b"x")
@@ -120,3 +130,4 @@ if __name__ == "__main__":
     asyncio.run(with_asyncio())
     as_subprocess_code_spells_it()
     asyncio.run(like_asyncio_subprocess())
+    with_libsup_04("/dev/null")
