@@ -36,9 +36,10 @@ stamp() { printf '[%3d:%02d] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - sta
 TSAN_TESTS=(start engine-start zero-timeout control stress process timeouts abi reliability pty direct-read
             expire input-wait hardening tee-writer routing fds)
 CLANG_TESTS=(--no-suite bench --no-suite lua)
-passes=(build build-asan)
+# In pairs, as the test passes run: plain with TSan, ASan with clang.
+passes=(build)
 $tsan && passes+=(build-tsan)
-passes+=(build-clang)
+passes+=(build-asan build-clang)
 declare -A pass_cc=([build]=gcc [build-asan]=gcc [build-tsan]=gcc [build-clang]=clang)
 declare -A pass_opts=([build]="" [build-asan]="-Db_sanitize=address,undefined -Db_lundef=false"
                       [build-tsan]="-Db_sanitize=thread -Db_lundef=false" [build-clang]="")
@@ -56,12 +57,12 @@ build_pass() {  # build_pass DIR
   [ -d "$dir" ] || CC=$cc CXX=$cxx meson setup "$dir" ${pass_opts[$dir]} >/dev/null
   local sel=()
   mapfile -t sel < <(pass_tests "$dir")
-  if [ ${#sel[@]} -eq 0 ]; then
-    ninja -C "$dir" >/dev/null
-  else
-    local outs=()
-    mapfile -t outs < <(python3 tests/targets.py "$dir" "${sel[@]}")
-    ninja -C "$dir" "${outs[@]}" >/dev/null
+  local outs=()
+  [ ${#sel[@]} -eq 0 ] || mapfile -t outs < <(python3 tests/targets.py "$dir" "${sel[@]}")
+  # Quiet unless it fails: then what the compiler said.
+  if ! ninja -C "$dir" "${outs[@]}" >"$dir/build.log" 2>&1; then
+    grep -E -A5 'FAILED|error' "$dir/build.log" | head -n 60
+    return 1
   fi
 }
 

@@ -77,6 +77,15 @@ type Result struct {
 	// Limit names the limit that ended the child ("memory", "processes",
 	// "cpu", "file_size"); "" when none did.
 	Limit string
+	// StdoutTeeError and StderrTeeError name the errno with which a copy to
+	// the host's descriptor failed ("EPIPE": its reader had gone, and the
+	// child's next write to that stream failed too); "" when none did.
+	StdoutTeeError, StderrTeeError string
+	// TTYForeground is whether the child was given the terminal's
+	// foreground, when the spec asked for it; nil when it did not ask.
+	// TTYRefused says why not.
+	TTYForeground *bool
+	TTYRefused    string
 
 	stdoutHead, stderrHead   int    // kept bytes before the gap
 	stdoutRoute, stderrRoute string // the result's "routed"
@@ -163,9 +172,9 @@ func (r *Result) JSON() []byte {
 	b = append(b, `, "duration_ms": `...)
 	b = appendMs(b, r.Duration)
 	b = append(b, `, "stdout": `...)
-	b = appendStream(b, r.Stdout, r.stdoutHead, r.StdoutOmitted, r.StdoutTotal, r.stdoutRoute)
+	b = appendStream(b, r.Stdout, r.stdoutHead, r.StdoutOmitted, r.StdoutTotal, r.stdoutRoute, r.StdoutTeeError)
 	b = append(b, `, "stderr": `...)
-	b = appendStream(b, r.Stderr, r.stderrHead, r.StderrOmitted, r.StderrTotal, r.stderrRoute)
+	b = appendStream(b, r.Stderr, r.stderrHead, r.StderrOmitted, r.StderrTotal, r.stderrRoute, r.StderrTeeError)
 	b = append(b, `, "signals_sent": [`...)
 	for i, s := range r.SignalsSent {
 		if i > 0 {
@@ -192,6 +201,17 @@ func (r *Result) JSON() []byte {
 	default:
 		b = append(b, "false"...)
 	}
+	b = append(b, `, "tty_foreground": `...)
+	switch {
+	case r.TTYForeground == nil:
+		b = append(b, "null"...)
+	case *r.TTYForeground:
+		b = append(b, "true"...)
+	default:
+		b = append(b, "false"...)
+	}
+	b = append(b, `, "tty_refused": `...)
+	b = appendOptString(b, r.TTYRefused)
 	b = append(b, `, "contained": "`...)
 	b = append(b, r.Contained...)
 	b = append(b, `", "leftovers_ended": `...)
@@ -234,6 +254,14 @@ func (r *Result) setConfinement(lib string) error {
 		WaitingForInput *bool           `json:"waiting_for_input"`
 		Confined        json.RawMessage `json:"confined"`
 		Limit           *string         `json:"limit"`
+		TTYForeground   *bool           `json:"tty_foreground"`
+		TTYRefused      *string         `json:"tty_refused"`
+		Stdout          struct {
+			TeeError *string `json:"tee_error"`
+		} `json:"stdout"`
+		Stderr struct {
+			TeeError *string `json:"tee_error"`
+		} `json:"stderr"`
 	}
 	if err := json.Unmarshal([]byte(lib), &v); err != nil {
 		return err
@@ -244,6 +272,16 @@ func (r *Result) setConfinement(lib string) error {
 	}
 	if v.Limit != nil {
 		r.Limit = *v.Limit
+	}
+	r.TTYForeground = v.TTYForeground
+	if v.TTYRefused != nil {
+		r.TTYRefused = *v.TTYRefused
+	}
+	if v.Stdout.TeeError != nil {
+		r.StdoutTeeError = *v.Stdout.TeeError
+	}
+	if v.Stderr.TeeError != nil {
+		r.StderrTeeError = *v.Stderr.TeeError
 	}
 	return nil
 }
@@ -272,7 +310,7 @@ func appendMs(b []byte, d time.Duration) []byte {
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
-func appendStream(b, kept []byte, head int, omitted, total int64, routed string) []byte {
+func appendStream(b, kept []byte, head int, omitted, total int64, routed, teeError string) []byte {
 	b = append(b, `{"bytes": `...)
 	b = strconv.AppendInt(b, total, 10)
 	b = append(b, `, "captured": "`...)
@@ -289,7 +327,9 @@ func appendStream(b, kept []byte, head int, omitted, total int64, routed string)
 	b = strconv.AppendInt(b, omitted, 10)
 	b = append(b, `, "routed": "`...)
 	b = append(b, routed...)
-	return append(b, `"}`...)
+	b = append(b, `", "tee_error": `...)
+	b = appendOptString(b, teeError)
+	return append(b, '}')
 }
 
 // appendText appends bytes as the body of a JSON string, as the library

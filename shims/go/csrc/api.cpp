@@ -95,6 +95,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     try {
       cgroup = sup::ChildCgroup::create(spec.cgroup_parent, engine.sentinel());
       plan.cgroup_fd = cgroup->dir_fd();
+      plan.cgroup_optional = spec.contain == sup::ContainMode::automatic;
     } catch (const sup::LaunchError& e) {
       if (spec.contain == sup::ContainMode::cgroup) throw;
       contain_fallback = e.message;
@@ -133,8 +134,9 @@ int spawn(const char* spec_json, sup_proc** out) {
     fds.stdio.fd[0] = fds.child_stdin.get();
   }
 
+  const sup::ForegroundGrant grant = sup::decide_foreground(spec.tty_foreground);
   plan.tty_foreground = false;
-  if (spec.tty_foreground && isatty(0) && tcgetpgrp(0) == getpgrp()) {
+  if (grant.asked && grant.refused == nullptr) {
     fds.tty = sup::above_stdio(UniqueFd(fcntl(0, F_DUPFD_CLOEXEC, 3)));
     fds.host_pgrp = getpgrp();
     plan.tty_foreground = true;
@@ -176,6 +178,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   proc->set_stdin_file(stdin_file);
   proc->set_containment(std::move(cgroup), std::move(contain_fallback));
   if (confine) proc->set_confinement(confine->take());
+  proc->set_foreground(grant);
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));

@@ -195,7 +195,7 @@ std::string host_dir_in(const std::string& parent, HostDirs& dirs, Sentinel& sen
 template <class F>
 bool for_each_pid(int dirfd, F&& f, int depth = 0) noexcept {
   bool complete = true;
-  int procs = static_cast<int>(syscall(SYS_openat, dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC));
+  int procs = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC)));
   if (procs < 0) return false;
   char buf[512];
   long pid = -1;
@@ -219,11 +219,11 @@ bool for_each_pid(int dirfd, F&& f, int depth = 0) noexcept {
   if (depth >= kMaxDepth) return complete;
   // A fresh descriptor: the directory offset is per open file, and another
   // thread may walk the same tree.
-  int listing = static_cast<int>(syscall(SYS_openat, dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int listing = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)));
   if (listing < 0) return false;
   for_each_dirent(listing, [&](const char* name, unsigned char type) {
     if (type != DT_DIR || name[0] == '.') return true;
-    int sub = static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    int sub = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)));
     if (sub < 0) return true;  // removed meanwhile
     complete = for_each_pid(sub, f, depth + 1) && complete;
     close(sub);
@@ -236,7 +236,7 @@ bool for_each_pid(int dirfd, F&& f, int depth = 0) noexcept {
 // Reads a small cgroup file of dirfd into buf (NUL-terminated). Returns the
 // length or -1.
 ssize_t read_small(int dirfd, const char* name, char* buf, size_t cap) noexcept {
-  int fd = static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_CLOEXEC));
+  int fd = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, name, O_RDONLY | O_CLOEXEC)));
   if (fd < 0) return -1;
   ssize_t n;
   while ((n = pread(fd, buf, cap - 1, 0)) < 0 && errno == EINTR) {
@@ -266,7 +266,7 @@ int64_t keyed_value(const char* text, const char* key) noexcept {
 // Waits until cgroup.events has "key want", at most budget ns; the kernel
 // wakes pollers of the file (POLLPRI) on every change of it.
 bool wait_event(int dirfd, const char* key, int64_t want, Nanos budget) noexcept {
-  int fd = static_cast<int>(syscall(SYS_openat, dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC));
+  int fd = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC)));
   if (fd < 0) return false;
   const Nanos until = now_ns() + budget;
   bool reached = false;
@@ -293,7 +293,7 @@ bool wait_event(int dirfd, const char* key, int64_t want, Nanos budget) noexcept
 }
 
 bool write_file(int dirfd, const char* name, const char* text) noexcept {
-  int fd = static_cast<int>(syscall(SYS_openat, dirfd, name, O_WRONLY | O_CLOEXEC));
+  int fd = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dirfd, name, O_WRONLY | O_CLOEXEC)));
   if (fd < 0) return false;
   ssize_t n;
   while ((n = write(fd, text, strlen(text))) < 0 && errno == EINTR) {
@@ -437,6 +437,8 @@ bool ChildCgroup::remove(Nanos budget) noexcept {
   }
 }
 
+void forget_host_cgroups_after_fork() noexcept { g_host_dirs.store(nullptr, std::memory_order_release); }
+
 void remove_host_cgroups() noexcept {
   HostDirs* made = g_host_dirs.exchange(nullptr, std::memory_order_acq_rel);
   if (made == nullptr) return;  // no cgroup was ever made
@@ -449,7 +451,7 @@ void remove_host_cgroups() noexcept {
       if (remove_depth_first(dir)) continue;
       // A child's cgroup that could not be removed at its end: what is in
       // it is killed again, and the host directory tried once more.
-      int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int fd = fd_above_stdio(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (fd < 0) continue;
       write_file(fd, "cgroup.kill", "1");
       wait_event(fd, "populated", 0, 100 * kNanosPerMs);

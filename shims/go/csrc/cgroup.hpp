@@ -91,4 +91,11 @@ class ChildCgroup {
 // may use a ChildCgroup afterwards (a later engine starts afresh).
 void remove_host_cgroups() noexcept;
 
+// In a forked child (the engine's atfork handler): the parent's record of
+// its host directories is the parent's, and its lock may have been held by
+// a thread that does not exist here. Dropped, not freed (its memory may be
+// mid-change); the child's first cgroup spawn starts a record of its own.
+// Async-signal-safe.
+void forget_host_cgroups_after_fork() noexcept;
+
 }  // namespace sup

@@ -23,6 +23,12 @@ void Process::set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string f
   contain_fallback_ = std::move(fallback);
 }
 
+void Process::fall_back_to_group(std::string why) noexcept {
+  // The cgroup, empty (the child never entered it), is removed with it.
+  cgroup_.reset();
+  contain_fallback_ = std::move(why);
+}
+
 void Process::end_tree_after_exit() noexcept {
   if (!cgroup_ || tree_ended_) return;
   tree_ended_ = true;

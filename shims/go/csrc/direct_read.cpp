@@ -41,7 +41,7 @@ bool Process::can_read_directly(const OutputPipe& pipe) const noexcept {
 
 void Process::offer_direct(OutputPipe& pipe) noexcept {
   if (!can_read_directly(pipe)) return;
-  int ep = epoll_create1(EPOLL_CLOEXEC);
+  int ep = fd_above_stdio(epoll_create1(EPOLL_CLOEXEC));
   if (ep < 0) return;  // the eventfd alone: the loop reads, as without backpressure
   UniqueFd set(ep);
   epoll_event ready{};

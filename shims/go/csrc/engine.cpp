@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -33,18 +34,53 @@ constexpr size_t kReadBufferSize = 64 * 1024;
   throw LaunchError{-err, std::string(what) + ": " + std::strerror(err)};
 }
 
-// A host that closed 0, 1 or 2 would otherwise get the loop's epoll or
-// eventfd there, and a child inheriting "stdin" would read from them: the
-// free slots are filled with /dev/null, as daemons do, before anything else
-// is opened.
-void occupy_stdio() {
-  for (int fd = 0; fd < 3; ++fd) {
-    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
-    int null = open("/dev/null", O_RDWR);
-    if (null < 0) throw_errno("open /dev/null");
-    if (null > 2) close(null);  // another thread filled the slot first
+// A host that closed 0, 1 or 2 would otherwise get the loop's epoll, libuv's
+// signal pipes or the engine's eventfd there, which it may later dup2 its own
+// descriptor over (sup would then close the host's as its own), and a child
+// inheriting "stdin" would read from them. sup's own descriptors are moved
+// above 2 as they are made (fd_above_stdio), but libuv's cannot be: while it
+// makes them, the free low slots are held by /dev/null, then freed again,
+// so that the host's stdio is left as the host left it.
+struct StdioHold {
+  bool held[3] = {false, false, false};
+
+  void hold() noexcept {
+    for (int fd = 0; fd < 3; ++fd) {
+      if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+      int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (null < 0) return;  // then libuv's may land low: nothing else to do
+      if (null <= 2)
+        held[null] = true;
+      else
+        close(null);  // another thread filled the slot first
+    }
   }
-}
+  // Only what is still ours: a host thread may have dup2'd its own
+  // descriptor into a held slot meanwhile (it would not be close-on-exec,
+  // or not /dev/null).
+  void release() noexcept {
+    struct stat null_dev;
+    const bool known = stat("/dev/null", &null_dev) == 0;
+    for (int fd = 0; fd < 3; ++fd) {
+      if (!held[fd]) continue;
+      held[fd] = false;
+      struct stat st;
+      if (!known || fcntl(fd, F_GETFD) != FD_CLOEXEC || fstat(fd, &st) != 0 || st.st_rdev != null_dev.st_rdev ||
+          !S_ISCHR(st.st_mode))
+        continue;
+      close(fd);
+    }
+  }
+};
+
+// In a forked child, libuv's own fork handler makes its signal lock pipe
+// anew (uv__signal_global_reinit): between the engine's fork handler, which
+// runs before libuv's (registered before the first loop), and this one,
+// registered after it, the low slots are held. The child is one thread.
+StdioHold g_fork_hold;
+std::atomic<bool> g_fork_release_registered{false};
+
+void release_fork_hold() { g_fork_hold.release(); }
 
 constexpr Nanos kNoCallerTimer = std::numeric_limits<Nanos>::max();
 
@@ -95,9 +131,11 @@ class EngineHolder {
 
  private:
   static void on_fork_child() {
+    if (g_fork_release_registered.load()) g_fork_hold.hold();
     g_fork_generation.fetch_add(1);
     g_alive.store(false);
     Sentinel::close_in_forked_child();
+    forget_host_cgroups_after_fork();
     // Another thread may have held the lock at the fork.
     mu_ = PTHREAD_MUTEX_INITIALIZER;
   }
@@ -118,15 +156,20 @@ bool Engine::alive() noexcept { return g_alive.load(std::memory_order_acquire); 
 
 Engine::Engine()
     : generation_(fork_generation()), caller_timer_at_(kNoCallerTimer), read_buffer_(kReadBufferSize) {
-  occupy_stdio();
+  StdioHold low_slots;
+  low_slots.hold();
+  struct Release {
+    StdioHold& hold;
+    ~Release() { hold.release(); }
+  } release_low_slots{low_slots};
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0) throw_errno("open /dev/null");
   dev_null_ = above_stdio(UniqueFd(null));
-  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (fd < 0) throw_errno("eventfd");
   wake_fd_.reset(fd);
   auto new_timer = [] {
-    int timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    int timer = fd_above_stdio(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
     if (timer < 0) throw_errno("timerfd_create");
     return UniqueFd(timer);
   };
@@ -135,6 +178,12 @@ Engine::Engine()
 
   int rc = uv_loop_init(&loop_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_loop_init");
+  // libuv has registered its fork handler by now (its first loop): this
+  // one runs after it in every forked child.
+  static pthread_once_t after_libuv = PTHREAD_ONCE_INIT;
+  pthread_once(&after_libuv, [] {
+    if (pthread_atfork(nullptr, nullptr, release_fork_hold) == 0) g_fork_release_registered.store(true);
+  });
   loop_.data = this;
   auto close_loop = [&] {
     wake_watch_.close();
@@ -217,8 +266,12 @@ void Engine::forget_after_fork() noexcept {
   // The threads, the loop's state and every process belong to the parent.
   // What is ours to close are the descriptors; the rest is left as it is.
   for (UvHandle<uv_poll_t>* h : {&wake_watch_, &timer_watch_, &caller_timer_watch_, &sentinel_watch_}) h->forget();
-  loop_thread_.detach();
-  spawner_thread_.detach();
+  // The threads are not detached: glibc hands a thread's memory (its
+  // descriptor) to the next thread made in the child, so the parent's
+  // pthread_t may now name one of this process's own threads, which a
+  // detach would take from its owner (and a second one fail, EINVAL, a
+  // throw in this noexcept). The engine is never destroyed, so neither are
+  // they.
   wake_fd_.reset();
   timer_fd_.reset();
   caller_timer_fd_.reset();
@@ -477,6 +530,12 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   pthread_setcancelstate(cancel_state, nullptr);
   if (plan.sentinel_fd >= 0) sentinel_.note_group(child.pid, sentinel_seen);
   proc.set_host_death(HostDeath::tree);
+  if (!child.cgroup_refused.empty()) {
+    // "auto" in group mode after all: the child did not send its group
+    // (a cgroup child does not), so the sentinel is told here.
+    proc.fall_back_to_group(std::move(child.cgroup_refused));
+    sentinel_.watch_group(child.pid);
+  }
   adopt(proc, child, fds);
   const Nanos start_by = start_time(proc);
   {
@@ -514,6 +573,10 @@ void Engine::adopt(Process& proc, Launched& child, SpawnFds& fds) {
   fds.child_out.reset();
   fds.child_err.reset();
   fds.child_stdin.reset();
+  if (fds.tty.valid() && !child.took_terminal) {
+    fds.tty.reset();
+    proc.set_foreground(ForegroundGrant{true, kLeftForeground});
+  }
   proc.launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
                 std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
 }
@@ -616,6 +679,7 @@ void Engine::run_spawner() {
     try {
       if (!stack) stack.emplace();
       Launched child = launch(*job->plan, *stack);
+      if (!child.cgroup_refused.empty()) job->proc->fall_back_to_group(std::move(child.cgroup_refused));
       // Group mode: the sentinel kills the group if the host dies (a
       // cgroup's whole host directory is killed instead).
       if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);

@@ -40,7 +40,7 @@ bool group_has_living_member(pid_t pgid) noexcept {
     for (const char* c = name; *c != '\0' && len < 40; ++c) path[len++] = *c;
     const char tail[] = "/stat";
     for (char c : tail) path[len++] = c;
-    int fd = static_cast<int>(syscall(SYS_openat, dir, path + 6, O_RDONLY | O_CLOEXEC));
+    int fd = fd_above_stdio(static_cast<int>(syscall(SYS_openat, dir, path + 6, O_RDONLY | O_CLOEXEC)));
     if (fd < 0) return true;
     char stat[512];
     long got = syscall(SYS_read, fd, stat, sizeof stat - 1);

@@ -448,7 +448,10 @@ void cgroup_members(int cgroup_dir, std::vector<pid_t>& out) {
   if (top >= 0) dirs.emplace_back(top, 0);
   std::string procs;
   while (!dirs.empty()) {
-    auto [dir, depth] = dirs.back();
+    // Plain locals, not a structured binding: the lambda below captures
+    // them, which C++17 (and clang 14) refuses for bindings.
+    const int dir = dirs.back().first;
+    const int depth = dirs.back().second;
     dirs.pop_back();
     Fd owned(dir);
     procs.clear();
@@ -560,7 +563,9 @@ void InputWait::judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& r
     case InputSeen::reading: {
       bool woke = false;
       bool same = true;
-      for (const auto& [tid, ran] : readers) {
+      for (const auto& reader : readers) {
+        const auto tid = reader.first;
+        const auto& ran = reader.second;
         auto before = std::find_if(readers_.begin(), readers_.end(), [&](const auto& r) { return r.first == tid; });
         if (before == readers_.end())
           same = false;

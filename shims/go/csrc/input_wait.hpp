@@ -33,6 +33,19 @@ struct StdinFile {
   static StdinFile of_fd(int fd) noexcept;
 };
 
+// Which thread states count. A thread runnable (R) or in disk sleep (D)
+// anywhere in the tree means the tree makes progress: not waiting. A reader
+// is a thread asleep (S) in read/readv/pread/preadv, poll/ppoll,
+// select/pselect6 or epoll_wait/epoll_pwait/epoll_pwait2 with the stdin
+// file among what it waits on (for reading). Every other thread may sleep
+// on anything (a runtime's parked threads in futex, Go's sysmon, libuv's
+// pool, a thread that joins the reader) or be stopped: one reader and no
+// runnable thread make the tree a candidate, which waits once the reader
+// stays asleep, not woken (its run time unchanged), across looks kSettle
+// apart with nothing read from the child and no input written meanwhile.
+// A process stopped (T) in a read, write or ioctl of its controlling
+// terminal while its group is not the terminal's foreground one was
+// stopped by SIGTTIN or SIGTTOU: waiting at once.
 // What one look at the tree found.
 enum class InputSeen {
   elsewhere,  // asleep on something else, or nothing in the tree

@@ -209,7 +209,7 @@ void append_json_unescaped(std::string& out, const char* text, size_t len) {
   }
 }
 
-StreamJson::StreamJson(const Capture& c, const char* routed) {
+StreamJson::StreamJson(const Capture& c, const char* routed, const char* tee_error) {
   if (auto flat = c.flat()) {
     bytes_ = *flat;
   } else {
@@ -245,7 +245,15 @@ StreamJson::StreamJson(const Capture& c, const char* routed) {
   append_decimal(closing_, c.omitted());
   closing_ += ", \"routed\": \"";
   closing_ += routed;
-  closing_ += "\"}";
+  closing_ += "\", \"tee_error\": ";
+  if (tee_error != nullptr) {
+    closing_ += "\"";
+    closing_ += tee_error;
+    closing_ += "\"";
+  } else {
+    closing_ += "null";
+  }
+  closing_ += "}";
 }
 
 size_t StreamJson::length() const noexcept {

@@ -61,8 +61,9 @@ struct KeptInText {
 // reserved exactly and then written without a reallocation or an exception.
 class StreamJson {
  public:
-  // routed: the stream's "routed" value (route_name).
-  StreamJson(const Capture& capture, const char* routed);
+  // routed: the stream's "routed" value (route_name); tee_error: the
+  // errno name of a failed "tee" ("EPIPE"), or nullptr for null.
+  StreamJson(const Capture& capture, const char* routed, const char* tee_error = nullptr);
   StreamJson(const StreamJson&) = delete;
   StreamJson& operator=(const StreamJson&) = delete;
 

@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string_view>
+#include <unordered_set>
 
 #include "child_signals.hpp"
 #include "confine.hpp"
@@ -135,10 +137,15 @@ SUP_CHILD_CODE int child_main(void* raw) {
   // as its controlling terminal here, and its group is the foreground one.
   if (a->terminal && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) != 0) child_fail(a, FailedStep::setup);
   if (a->tty_foreground) {
-    // Signals are still blocked, so the background group's TIOCSPGRP is not
-    // stopped by SIGTTOU. Failure only means the child stays in the background.
+    // Signals are still blocked, so TIOCSPGRP from this (background) group
+    // is not stopped by SIGTTOU, and the kernel allows it: the terminal is
+    // taken only from the host's group, which the parent saw in the
+    // foreground, if it still is (a shell may have put the host in the
+    // background since). Failure only means the child stays in the background.
     pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
-    a->took_terminal = syscall(SYS_ioctl, 0, TIOCSPGRP, &self) == 0;
+    pid_t foreground = 0;
+    if (syscall(SYS_ioctl, 0, TIOCGPGRP, &foreground) == 0 && foreground == a->host_pgrp)
+      a->took_terminal = syscall(SYS_ioctl, 0, TIOCSPGRP, &self) == 0;
   }
   if (a->cwd != nullptr && syscall(SYS_chdir, a->cwd) != 0) child_fail(a, FailedStep::cwd);
 
@@ -225,6 +232,18 @@ pid_t clone_into_cgroup(ChildStack& stack, int cgroup_fd, ChildArgs* args, int* 
 #endif
 }
 
+// A refusal to start the child in its cgroup that "auto" answers with
+// group mode; launch() catches it.
+struct CgroupRefused {
+  std::string reason;
+};
+
+// What the kernel says when it will not put this host's child in that
+// cgroup (permission, a threaded or invalid domain, controllers in the
+// way), as opposed to the host being out of something, which is the
+// spawn's error in either mode.
+bool refusal(int err) noexcept { return err != EAGAIN && err != ENOMEM && err != EMFILE && err != ENFILE && err != EINTR; }
+
 std::string describe_errno(int err) {
   const char* text = strerrordesc_np(err);
   return text != nullptr ? text : "error " + std::to_string(err);
@@ -238,6 +257,32 @@ const char* find_env(const std::vector<std::string>& env, const char* name) {
   return nullptr;
 }
 
+// The child's environment: the inherited entries in their order, less every
+// one whose name the spec sets or removes (duplicates included), then the
+// spec's values in spec order. One pass over each through a hash set of the
+// spec's names: an erase per entry made 100,000 variables take a minute.
+// Spec names are unique (spec.cpp refuses a name twice).
+std::vector<std::string> merge_environment(char** inherited,
+                                           const std::vector<std::pair<std::string, std::optional<std::string>>>& env) {
+  std::unordered_set<std::string_view> named;
+  named.reserve(env.size());
+  for (const auto& entry : env) named.insert(entry.first);
+  std::vector<std::string> out;
+  size_t inherited_count = 0;
+  for (char** e = inherited; e != nullptr && *e != nullptr; ++e) ++inherited_count;
+  out.reserve(inherited_count + env.size());
+  for (size_t i = 0; i < inherited_count; ++i) {
+    const char* kv = inherited[i];
+    const char* eq = std::strchr(kv, '=');
+    // An entry without '=' has no name a spec could set: it stays.
+    if (eq != nullptr && named.count(std::string_view(kv, static_cast<size_t>(eq - kv))) != 0) continue;
+    out.emplace_back(kv);
+  }
+  for (const auto& [name, value] : env)
+    if (value) out.push_back(name + "=" + *value);
+  return out;
+}
+
 // execvp's search, done in the parent so that a missing command is reported
 // by name before anything is cloned. Relative PATH entries are taken relative
 // to the child's cwd, where the child's execve will resolve them.
@@ -245,6 +290,7 @@ std::string search_path(const std::string& name, const char* path_value,
                         const std::optional<std::string>& cwd) {
   std::string path = path_value != nullptr ? path_value : kDefaultPath;
   bool saw_unexecutable = false;
+  bool saw_directory = false;
   size_t begin = 0;
   while (begin <= path.size()) {
     size_t end = path.find(':', begin);
@@ -255,12 +301,20 @@ std::string search_path(const std::string& name, const char* path_value,
     std::string candidate = dir + "/" + name;
     std::string on_disk = (cwd && candidate[0] != '/') ? *cwd + "/" + candidate : candidate;
     struct stat st;
-    if (stat(on_disk.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    if (stat(on_disk.c_str(), &st) != 0) continue;
+    // A directory is found but cannot be run: EACCES, as execvp says once
+    // nothing later on PATH can be (argv[0] "." is one in every entry).
+    if (S_ISDIR(st.st_mode)) {
+      saw_directory = true;
+      continue;
+    }
     if (faccessat(AT_FDCWD, on_disk.c_str(), X_OK, AT_EACCESS) == 0) return candidate;
     saw_unexecutable = true;
   }
   if (saw_unexecutable)
     throw LaunchError{SUP_EACCES, "exec " + quoted(name) + ": found in PATH but not executable", SUP_PART_EXEC};
+  if (saw_directory)
+    throw LaunchError{SUP_EACCES, "exec " + quoted(name) + ": found in PATH only as a directory", SUP_PART_EXEC};
   // PATH may be long: shown shortened, so the detail fits SUP_ERRBUF_SIZE.
   std::string shown = quoted(path, 1500);
   throw LaunchError{SUP_ENOENT, "exec " + quoted(name) + ": not found in PATH (" + shown.substr(1, shown.size() - 2) + ")",
@@ -286,19 +340,7 @@ LaunchPlan plan_launch(const Spec& spec) {
 
   const char* path_value = nullptr;
   if (!spec.env.empty() || spec.env_clear) {
-    if (!spec.env_clear)
-      for (char** e = environ; e != nullptr && *e != nullptr; ++e) plan.env_storage.emplace_back(*e);
-    for (const auto& [name, value] : spec.env) {
-      std::string prefix = name + "=";
-      auto& env = plan.env_storage;
-      for (auto it = env.begin(); it != env.end();) {
-        if (it->compare(0, prefix.size(), prefix) == 0)
-          it = env.erase(it);
-        else
-          ++it;
-      }
-      if (value) env.push_back(prefix + *value);
-    }
+    plan.env_storage = merge_environment(spec.env_clear ? nullptr : environ, spec.env);
     for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
     plan.envp.push_back(nullptr);
     // With env_clear and no PATH in env: kDefaultPath, as execvp.
@@ -331,8 +373,9 @@ ChildStack::~ChildStack() { munmap(base_, size_); }
 
 void* ChildStack::top() const noexcept { return static_cast<char*>(base_) + size_; }
 
-Launched launch(const LaunchPlan& plan, ChildStack& stack) {
-  if (!plan.fds.planned()) throw LaunchError{SUP_EINTERNAL, "launch: the child's descriptors were not planned"};
+// launch() with the child started in cgroup_fd (-1: none). Throws
+// CgroupRefused where plan.cgroup_optional lets group mode follow.
+static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, ChildStack& stack) {
   ChildArgs args{};
   args.path = plan.exec_path.c_str();
   args.argv = plan.argv.data();
@@ -361,17 +404,21 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   pid_t pid = -1;
   errno = ENOSYS;
-  if (plan.cgroup_fd >= 0) pid = clone_into_cgroup(stack, plan.cgroup_fd, &args, &pidfd);
-  if (plan.cgroup_fd >= 0 && pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
+  if (cgroup_fd >= 0) pid = clone_into_cgroup(stack, cgroup_fd, &args, &pidfd);
+  if (cgroup_fd >= 0 && pid < 0 && (errno == ENOSYS || errno == E2BIG)) {
     // No clone3 here (or no CLONE_INTO_CGROUP): the child moves itself in
     // before it does anything else.
-    int fd = openat(plan.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    int fd = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
-      cgroup_procs.reset(fd);
-      args.cgroup_procs = fd;
+      cgroup_procs = above_stdio(UniqueFd(fd));
+      args.cgroup_procs = cgroup_procs.get();
+    } else if (plan.cgroup_optional && refusal(errno)) {
+      int err = errno;
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      throw CgroupRefused{"the cgroup's cgroup.procs: " + describe_errno(err)};
     }
   }
-  if (plan.cgroup_fd < 0 || args.cgroup_procs >= 0)
+  if (cgroup_fd < 0 || args.cgroup_procs >= 0)
     pid = __clone(child_main, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_PIDFD, &args, &pidfd);
   int clone_errno = errno;
   // The clone returns once the child has exec'd (or failed): a chdir that
@@ -381,11 +428,22 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
   errno = clone_errno;
   if (pid < 0) {
     int err = errno;
-    if (plan.cgroup_fd >= 0) throw LaunchError{-err, "contain: clone into the cgroup: " + describe_errno(err)};
+    if (cgroup_fd >= 0 && args.cgroup_procs < 0 && plan.cgroup_optional && refusal(err))
+      throw CgroupRefused{"clone3 into the cgroup: " + describe_errno(err)};
+    if (cgroup_fd >= 0) throw LaunchError{-err, "contain: clone into the cgroup: " + describe_errno(err)};
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.9 needed)"};
     throw LaunchError{-err, "clone: " + describe_errno(err)};
   }
-  Launched out{pid, started_at, UniqueFd(pidfd)};
+  // The pidfd is the lowest free number: 0, 1 or 2 in a host that closed
+  // its own, which the host may later dup2 over (and sup would then close
+  // the host's descriptor as its own).
+  Launched out{pid, started_at, UniqueFd(pidfd), {}, args.took_terminal};
+  try {
+    out.pidfd = above_stdio(std::move(out.pidfd));
+  } catch (const LaunchError&) {
+    // Out of descriptors: the low number it has is kept rather than the
+    // child lost.
+  }
   if (args.failed_step == FailedStep::none) return out;
 
   if (plan.sentinel_fd >= 0) {
@@ -397,7 +455,7 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
     }
   }
   siginfo_t info{};
-  syscall(SYS_waitid, P_PIDFD, pidfd, &info, WEXITED | __WALL, nullptr);
+  syscall(SYS_waitid, P_PIDFD, out.pidfd.get(), &info, WEXITED | __WALL, nullptr);
   int err = args.failed_errno;
   switch (args.failed_step) {
     case FailedStep::cwd:
@@ -412,6 +470,7 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
     case FailedStep::confine:
       throw LaunchError{-err, std::string(args.confine_step) + ": " + describe_errno(err)};
     case FailedStep::cgroup:
+      if (plan.cgroup_optional && refusal(err)) throw CgroupRefused{"joining the cgroup: " + describe_errno(err)};
       throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
     case FailedStep::fds:
       // A host descriptor closed since the spawn checked it (EBADF), or no
@@ -419,6 +478,20 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
       throw LaunchError{-err, "fds: placing the child's descriptors: " + describe_errno(err)};
     default:
       throw LaunchError{-err, "child setup: " + describe_errno(err)};
+  }
+}
+
+Launched launch(const LaunchPlan& plan, ChildStack& stack) {
+  if (!plan.fds.planned()) throw LaunchError{SUP_EINTERNAL, "launch: the child's descriptors were not planned"};
+  try {
+    return launch_once(plan, plan.cgroup_fd, stack);
+  } catch (const CgroupRefused& refused) {
+    // "auto": the cgroup could be made, but the kernel will not start the
+    // child in it (an unprivileged host whose delegated cgroup_parent is
+    // outside its own cgroup: EACCES). Group mode, saying why.
+    Launched out = launch_once(plan, -1, stack);
+    out.cgroup_refused = refused.reason;
+    return out;
   }
 }
 

@@ -46,6 +46,10 @@ struct LaunchPlan {
   // "contain": "cgroup": the child's cgroup directory (ChildCgroup), which
   // the child starts in; -1 for none.
   int cgroup_fd = -1;
+  // "contain": "auto": where the kernel refuses to start the child in the
+  // cgroup (clone3 CLONE_INTO_CGROUP, or the child's own move into it), it
+  // is started again without, in group mode (Launched::cgroup_refused).
+  bool cgroup_optional = false;
   // PR_SET_PDEATHSIG to the spawner thread: false for the sentinel, and
   // for a child cloned on the caller's thread, which registers with the
   // sentinel instead.
@@ -109,6 +113,11 @@ struct Launched {
   pid_t pid;
   Nanos started_at;  // taken at the exec: where the first idle period starts
   UniqueFd pidfd;
+  // cgroup_optional: why the child runs outside its cgroup ("" when it is
+  // inside, or none was asked for).
+  std::string cgroup_refused;
+  // tty_foreground: the child's group has the terminal.
+  bool took_terminal = false;
 };
 
 // Clones and execs, every signal blocked around the clone, the child's

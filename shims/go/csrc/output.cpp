@@ -231,6 +231,10 @@ void Process::on_output_ready(OutputPipe& pipe) {
   // firehose on one child starves the others on the loop.
   constexpr int kReadsPerWakeup = 4;
   if (read_pipe(pipe, kReadsPerWakeup)) return;
+  pipe_ended(pipe);
+}
+
+void Process::pipe_ended(OutputPipe& pipe) {
   // The last pipe to close after the main process: publish first, and let
   // finish() close it (the caller is waiting for the result).
   const OutputPipe& other = &pipe == &out_ ? err_ : out_;
@@ -287,7 +291,12 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
         signal_ready(pipe);
         if (waiters_ > 0) changed_.notify_all();
       }
-      if (pipe.tee) tee_copy(pipe, buf, static_cast<size_t>(n));
+      if (pipe.tee) {
+        tee_copy(pipe, buf, static_cast<size_t>(n));
+        // The tee's reader has gone: read as the end of the stream, which
+        // the caller closes.
+        if (tee_ended_stream(pipe)) return false;
+      }
       hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;

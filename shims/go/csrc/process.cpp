@@ -287,7 +287,7 @@ bool Process::wait_on_pidfd(int timeout_ms) {
     // Not final, so finish() has not closed the pidfd (it does so under
     // mu_): the duplicate is of our main process's.
     if (is_final() || released() || !pidfd_.valid()) return false;
-    fd = fcntl(pidfd_.get(), F_DUPFD_CLOEXEC, 0);
+    fd = fcntl(pidfd_.get(), F_DUPFD_CLOEXEC, 3);
   }
   if (fd < 0) return false;  // out of fds: the condition variable alone
   pollfd exited{fd, POLLIN, 0};
@@ -331,6 +331,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
       }
     }
     n = pipe.capture.lent() ? 0 : pipe.capture.read_at(pos, buf, cap);
+    if (n > 0) pipe.last_read.store(now_ns(), std::memory_order_relaxed);
     caught_up = n == 0 && *pos == pipe.capture.total();
     if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
     resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
@@ -360,7 +361,7 @@ int Process::output_fd(int stream) {
   std::lock_guard<std::mutex> work(work_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!pipe.ready_fd.valid()) {
-    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (fd < 0) return fd_error(errno);
     pipe.ready_fd.reset(fd);
     signal_ready(pipe);
@@ -377,7 +378,7 @@ uint64_t Process::output_total(int stream) {
 int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!event_fd_.valid()) {
-    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (fd < 0) return fd_error(errno);
     event_fd_.reset(fd);
     // Readable for good once final: nobody ever reads the counter.

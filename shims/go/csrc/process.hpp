@@ -26,6 +26,7 @@
 #include "confine.hpp"
 #include "engine.hpp"
 #include "input_wait.hpp"
+#include "foreground.hpp"
 #include "json_text.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
@@ -96,6 +97,8 @@ struct Result {
   std::optional<bool> waiting_for_input;
   // The limit that ended the child (Confinement::limit_hit), or nullptr.
   const char* limit = nullptr;
+  // "tty_foreground" (foreground.hpp).
+  ForegroundGrant foreground;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -136,6 +139,15 @@ struct OutputPipe {
   std::unique_ptr<TeeSink> tee;
   UvHandle<uv_poll_t> tee_watch;
   bool tee_held = false;
+  // The tee's descriptor failed (its errno, 0: not): the result's
+  // "tee_error". With EPIPE the stream is ended as the descriptor's own
+  // reader leaving would end it. Loop thread only, until final.
+  int tee_errno = 0;
+  // When the stream's reader last took bytes (sup_output_read, or the tee's
+  // descriptor some copy), 0 for never: while the stream is held back, the
+  // idle clock counts from this or the child's last byte, whichever is
+  // later (first_output.cpp). Written by readers, read by the loop.
+  std::atomic<Nanos> last_read{0};
 };
 
 struct ResolvedStdio;
@@ -263,6 +275,13 @@ class Process {
   // the sentinel covers of this child should the host die ("host_death").
   void set_host_death(HostDeath how) noexcept { host_death_ = how; }
   HostDeath host_death() const noexcept { return host_death_; }
+  // Spawner (or caller's) thread, right after the clone, before anything
+  // else sees the process: "auto" ran the child in group mode after all,
+  // the kernel having refused it its cgroup (contain.cpp).
+  void fall_back_to_group(std::string why) noexcept;
+  // Before the spawn, and the child's last-moment refusal before launched():
+  // "tty_foreground" as it went.
+  void set_foreground(ForegroundGrant grant) noexcept { foreground_ = grant; }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -365,6 +384,9 @@ class Process {
   // under its poll).
   void retire(UniqueFd& fd) noexcept;
   void on_output_ready(OutputPipe& pipe);
+  // A pipe at its end (EOF, or its tee's reader gone): closed, and the
+  // process finished if that was the last thing it waited for.
+  void pipe_ended(OutputPipe& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends
   // the loop unless until_empty, which goes on to EAGAIN (proof that a
   // writer is still there) or EOF.
@@ -426,6 +448,8 @@ class Process {
   static void on_tee_ready(uv_poll_t* handle, int status, int events);
   void tee_copy(OutputPipe& pipe, const char* data, size_t len);
   void tee_writable(OutputPipe& pipe, int status);
+  // The tee's descriptor failed with EPIPE: the stream is ended.
+  bool tee_ended_stream(const OutputPipe& pipe) const noexcept;
   // Copies the host's fd has yet to take, which the result waits for (up
   // to kTeeStall without progress) once the main process has exited.
   bool copies_pending() const noexcept;
@@ -582,6 +606,7 @@ class Process {
   size_t stdin_written_ = 0;
   UniqueFd tty_fd_;
   pid_t host_pgrp_ = 0;
+  ForegroundGrant foreground_;
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }

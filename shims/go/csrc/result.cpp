@@ -83,6 +83,7 @@ void Process::publish_final() {
   r.usage = leader_usage_;
   // Before close_tree removes the cgroup, whose event counts say it.
   if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
+  r.foreground = foreground_;
   close_tree(r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
@@ -241,7 +242,7 @@ void Process::build_result_json() {
   head += ", \"stdout\": ";
   const char* between = ", \"stderr\": ";
   std::string rest;
-  rest.reserve(224 + 64 * r.signals_sent.size());
+  rest.reserve(416 + 64 * r.signals_sent.size());
   rest += ", \"signals_sent\": [";
   for (size_t i = 0; i < r.signals_sent.size(); ++i) {
     if (i > 0) rest += ", ";
@@ -259,6 +260,13 @@ void Process::build_result_json() {
   append_decimal(rest, r.usage.ru_maxrss);
   rest += "}, \"waiting_for_input\": ";
   rest += !r.waiting_for_input ? "null" : *r.waiting_for_input ? "true" : "false";
+  rest += ", \"tty_foreground\": ";
+  rest += !r.foreground.asked ? "null" : r.foreground.refused == nullptr ? "true" : "false";
+  rest += ", \"tty_refused\": ";
+  if (r.foreground.refused != nullptr)
+    append_json_string(rest, r.foreground.refused);
+  else
+    rest += "null";
   append_contain_json(rest);
   rest += ", \"confined\": ";
   rest += confine_ ? confine_->json() : std::string("null");
@@ -269,7 +277,10 @@ void Process::build_result_json() {
     rest += "null";
   rest += "}";
 
-  StreamJson out_json(out_.capture, out_.routed), err_json(err_.capture, err_.routed);
+  auto tee_error = [](const OutputPipe& pipe) -> const char* {
+    return pipe.tee_errno != 0 ? strerrorname_np(pipe.tee_errno) : nullptr;
+  };
+  StreamJson out_json(out_.capture, out_.routed, tee_error(out_)), err_json(err_.capture, err_.routed, tee_error(err_));
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
   // A large stream whose text gives its bytes back exactly moves into the

@@ -2,8 +2,6 @@
 #include "routing.hpp"
 
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -101,6 +99,11 @@ void plan_output(const Spec& spec, int dev_null, SpawnFds& fds) {
     fds.stdio.fd[2] = route_one(spec.stderr_route, 2, fds.child_err, fds.err_read);
 }
 
+TeeSink::TeeSink(UniqueFd fd, Kind kind, bool pollable) noexcept
+    : fd_(std::move(fd)), kind_(kind), pollable_(pollable) {}
+
+TeeSink::~TeeSink() = default;
+
 std::unique_ptr<TeeSink> TeeSink::open(int host_fd) {
   struct stat st;
   if (fcntl(host_fd, F_GETFD) < 0 || fstat(host_fd, &st) != 0) return nullptr;
@@ -110,30 +113,40 @@ std::unique_ptr<TeeSink> TeeSink::open(int host_fd) {
     std::snprintf(path, sizeof path, "/proc/self/fd/%d", host_fd);
     int own = ::open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (own >= 0) return std::unique_ptr<TeeSink>(new TeeSink(above_stdio(UniqueFd(own)), Kind::own, true));
-    return std::unique_ptr<TeeSink>(new TeeSink(duplicate(host_fd), Kind::guarded, true));
+    // A terminal reports POLLOUT with any room at all, and a blocking write
+    // then waits for every byte: on the loop thread, with nobody reading,
+    // that was for good, every other child's deadline with it.
+    std::unique_ptr<TeeSink> sink(new TeeSink(UniqueFd(), Kind::threaded, true));
+    sink->writer_ = std::make_unique<TeeWriter>(duplicate(host_fd));
+    return sink;
   }
   return std::unique_ptr<TeeSink>(new TeeSink(duplicate(host_fd), Kind::plain, false));
 }
 
+int TeeSink::fd() const noexcept { return writer_ ? writer_->progress_fd() : fd_.get(); }
+
+size_t TeeSink::pending() const noexcept {
+  return writer_ ? writer_->pending() : pending_.size() - pending_at_;
+}
+
+void TeeSink::fail(int err) noexcept {
+  error_ = err != 0 ? err : EIO;
+  give_up();
+}
+
 ssize_t TeeSink::write_some(const char* data, size_t len) noexcept {
-  if (failed_) return -1;
+  if (failed()) return -1;
   for (;;) {
     ssize_t n;
-    if (kind_ == Kind::socket) {
+    if (kind_ == Kind::socket)
       n = send(fd_.get(), data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } else if (kind_ == Kind::guarded) {
-      // A blocking description shared with the host: written only when
-      // poll says there is room, and no more than a pipe then surely takes.
-      pollfd room{fd_.get(), POLLOUT, 0};
-      if (poll(&room, 1, 0) <= 0) return 0;
-      n = write(fd_.get(), data, len < PIPE_BUF ? len : PIPE_BUF);
-    } else {
+    else
       n = write(fd_.get(), data, len);
-    }
     if (n >= 0) return n;
     if (errno == EINTR) continue;
     if (errno == EAGAIN) return 0;
-    if (errno == EPIPE) {
+    const int err = errno;
+    if (err == EPIPE) {
       // The loop thread blocks every signal: the SIGPIPE this write raised
       // is pending on it, and taken back so that it stays nobody's.
       sigset_t pipe_only;
@@ -143,13 +156,17 @@ ssize_t TeeSink::write_some(const char* data, size_t len) noexcept {
       while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
       }
     }
-    failed_ = true;
-    give_up();
+    fail(err);
     return -1;
   }
 }
 
 void TeeSink::copy(const char* data, size_t len) noexcept {
+  if (failed()) return;
+  if (writer_) {
+    if (!writer_->queue(data, len, kMaxPending)) fail(writer_->error());
+    return;
+  }
   size_t done = 0;
   if (pending() == 0) {
     while (done < len) {
@@ -158,7 +175,7 @@ void TeeSink::copy(const char* data, size_t len) noexcept {
       done += static_cast<size_t>(n);
     }
   }
-  if (done == len || failed_ || pending() + (len - done) > kMaxPending) return;
+  if (done == len || failed() || pending() + (len - done) > kMaxPending) return;
   try {
     pending_.append(data + done, len - done);
   } catch (...) {
@@ -167,6 +184,11 @@ void TeeSink::copy(const char* data, size_t len) noexcept {
 }
 
 bool TeeSink::flush() noexcept {
+  if (writer_) {
+    const bool progress = writer_->take_progress();
+    if (!failed() && writer_->error() != 0) fail(writer_->error());
+    return progress;
+  }
   bool progress = false;
   while (pending() > 0) {
     ssize_t n = write_some(pending_.data() + pending_at_, pending());
@@ -185,6 +207,7 @@ bool TeeSink::flush() noexcept {
 }
 
 void TeeSink::give_up() noexcept {
+  if (writer_) writer_->drop_queued();
   std::string().swap(pending_);
   pending_at_ = 0;
 }
@@ -201,16 +224,23 @@ void Process::on_tee_ready(uv_poll_t* handle, int status, int) {
 void Process::tee_copy(OutputPipe& pipe, const char* data, size_t len) {
   TeeSink& tee = *pipe.tee;
   tee.copy(data, len);
+  if (tee.failed()) {
+    // read_pipe ends the stream at EPIPE (tee_ended_stream).
+    pipe.tee_errno = tee.error();
+    if (pipe.tee_watch) uv_poll_stop(pipe.tee_watch.get());
+    return;
+  }
   if (tee.pending() == 0 || !tee.pollable()) return;
+  const int events = tee.watch_readable() ? UV_READABLE : UV_WRITABLE;
   if (!pipe.tee_watch) {
     try {
-      start_watch(pipe.tee_watch, tee.fd(), UV_WRITABLE, on_tee_ready, "tee");
+      start_watch(pipe.tee_watch, tee.fd(), events, on_tee_ready, "tee");
     } catch (...) {
       // The host's fd cannot be watched: what it did not take is dropped.
       tee.give_up();
       return;
     }
-  } else if (uv_poll_start(pipe.tee_watch.get(), UV_WRITABLE, on_tee_ready) != 0) {
+  } else if (uv_poll_start(pipe.tee_watch.get(), events, on_tee_ready) != 0) {
     tee.give_up();
     return;
   }
@@ -227,11 +257,27 @@ void Process::tee_copy(OutputPipe& pipe, const char* data, size_t len) {
   }
 }
 
+bool Process::tee_ended_stream(const OutputPipe& pipe) const noexcept { return pipe.tee_errno == EPIPE; }
+
 void Process::tee_writable(OutputPipe& pipe, int status) {
   TeeSink& tee = *pipe.tee;
   if (status < 0) tee.give_up();
   const bool progress = tee.flush();
-  if (tee.pending() == 0) uv_poll_stop(pipe.tee_watch.get());
+  // The host's reader took a copy: activity for a held-back stream's idle
+  // clock, as a live reader's read is.
+  if (progress) pipe.last_read.store(now_ns(), std::memory_order_relaxed);
+  if (tee.pending() == 0 || tee.failed()) uv_poll_stop(pipe.tee_watch.get());
+  if (tee.failed() && pipe.tee_errno == 0) {
+    pipe.tee_errno = tee.error();
+    // The tee's reader has gone: the stream ends as the descriptor's own
+    // would, the child's next write failing with EPIPE (or SIGPIPE), and the
+    // capture keeps what was read.
+    if (tee_ended_stream(pipe) && pipe.open()) {
+      pipe.tee_held = false;
+      pipe_ended(pipe);
+      return;
+    }
+  }
   if (pipe.tee_held && tee.pending() <= TeeSink::kHoldBack / 2) {
     pipe.tee_held = false;
     {

@@ -12,6 +12,7 @@
 
 #include "launch.hpp"
 #include "spec.hpp"
+#include "tee_writer.hpp"
 #include "unique_fd.hpp"
 
 namespace sup {
@@ -31,31 +32,39 @@ void check_routes(const Spec& spec);
 // or the one {"fd": N} names) or /dev/null's. Throws LaunchError.
 void plan_output(const Spec& spec, int dev_null, SpawnFds& fds);
 
-// The host's fd 1 or 2 as a "tee" writes to it, from the loop thread only,
-// never blocking it. Pipes, FIFOs and terminals are opened anew through
-// /proc/self/fd, which gives sup a description of its own that it can make
-// non-blocking without touching the host's (O_NONBLOCK belongs to the
-// description, which dup(2) would share); a socket is written with
-// MSG_DONTWAIT; a regular file or other device through a duplicate, where a
-// write does not wait for a reader. Where the reopen fails, a pipe or
-// terminal is written through a duplicate, after poll(2) says it has room,
-// at most PIPE_BUF bytes at a time.
+// The host's fd 1 or 2 as a "tee" writes to it, never blocking the loop
+// thread. Pipes, FIFOs and terminals are opened anew through /proc/self/fd,
+// which gives sup a description of its own that it can make non-blocking
+// without touching the host's (O_NONBLOCK belongs to the description, which
+// dup(2) would share); a socket is written with MSG_DONTWAIT; a regular
+// file or other device through a duplicate, where a write does not wait for
+// a reader. Where the reopen fails (a host that dropped privileges, on
+// another user's terminal), a duplicate of the host's blocking description
+// is written by a thread of its own (TeeWriter): neither poll(2) nor a byte
+// count can promise that a blocking write to a terminal returns.
 class TeeSink {
  public:
   // Returns nullptr when the host's fd is closed. Throws LaunchError.
   static std::unique_ptr<TeeSink> open(int host_fd);
+  ~TeeSink();
 
   // Writes what the fd takes now, keeps the rest in order for flush().
-  // Past kMaxPending, or once the fd failed (EPIPE: its reader is gone),
-  // copies are dropped. Never throws (out of memory drops the copy).
+  // Past kMaxPending copies are dropped; once the fd failed (EPIPE: its
+  // reader is gone) nothing more is written. Never throws (out of memory
+  // drops the copy).
   void copy(const char* data, size_t len) noexcept;
   // Writes kept bytes; returns true if any went out.
   bool flush() noexcept;
-  size_t pending() const noexcept { return pending_.size() - pending_at_; }
+  size_t pending() const noexcept;
   // The fd can be polled for writability (not a regular file).
   bool pollable() const noexcept { return pollable_; }
-  bool failed() const noexcept { return failed_; }
-  int fd() const noexcept { return fd_.get(); }
+  bool failed() const noexcept { return error_ != 0; }
+  // The errno of the failed write (EPIPE: the reader has gone), else 0.
+  int error() const noexcept { return error_; }
+  // What the loop watches: the fd's writability, or (written by a thread)
+  // the thread's progress, readable (watch_readable).
+  int fd() const noexcept;
+  bool watch_readable() const noexcept { return writer_ != nullptr; }
   // Drops what is kept (the fd is given up on).
   void give_up() noexcept;
 
@@ -65,17 +74,19 @@ class TeeSink {
   static constexpr size_t kMaxPending = 4 * 1024 * 1024;
 
  private:
-  enum class Kind { own, socket, guarded, plain };
-  TeeSink(UniqueFd fd, Kind kind, bool pollable) noexcept : fd_(std::move(fd)), kind_(kind), pollable_(pollable) {}
+  enum class Kind { own, socket, threaded, plain };
+  TeeSink(UniqueFd fd, Kind kind, bool pollable) noexcept;
   // One write; returns the count, 0 when the fd has no room, -1 once failed.
   ssize_t write_some(const char* data, size_t len) noexcept;
+  void fail(int err) noexcept;
 
   UniqueFd fd_;
   Kind kind_;
   bool pollable_;
-  bool failed_ = false;
+  int error_ = 0;
   std::string pending_;
   size_t pending_at_ = 0;
+  std::unique_ptr<TeeWriter> writer_;  // Kind::threaded
 };
 
 }  // namespace sup

@@ -292,6 +292,22 @@
  *   host run the sentinel from the host's own executable), "host_death" in
  *   the result with enum sup_host_death and sup_result_host_death, and the
  *   spec's "require_sentinel".
+ *   sup_expire; "keep_ignored_signals" and "reset_signals"; "limits",
+ *   "sandbox", "user", "group", "groups" with "confined" and "limit" in the
+ *   result; "tee_error", "tty_foreground" and "tty_refused" in the result.
+ *   0.4 changes what 0.3 documented: a "tee" whose fd's reader has gone
+ *   (EPIPE) ends that stream as the fd itself would, the child's next write
+ *   to it failing with EPIPE or SIGPIPE, and says "tee_error": "EPIPE"
+ *   (0.3 dropped the copies and the child went on, `yes` forever); a stream
+ *   held back by backpressure_bytes or a slow "tee" fd no longer stops the
+ *   idle clock: a reader's read is activity, no reader is silence;
+ *   "tty_foreground" is given only to a host in the terminal's foreground,
+ *   and the result says whether it was ("tty_foreground", "tty_refused");
+ *   "contain": "auto" falls back to group mode also when the kernel refuses
+ *   to start the child in its cgroup; a name found on PATH only as a
+ *   directory is SUP_EACCES (was SUP_ENOENT); sup never keeps a descriptor
+ *   of its own at 0, 1 or 2, and no longer fills a host's closed 0-2 with
+ *   /dev/null.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -310,7 +326,7 @@ extern "C" {
 #endif
 
 #define SUP_VERSION_MAJOR 0
-#define SUP_VERSION_MINOR 3
+#define SUP_VERSION_MINOR 4
 #define SUP_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with sup_version(). */
 #define SUP_VERSION_NUMBER \
@@ -319,7 +335,9 @@ extern "C" {
 /* Error codes: -errno values on Linux, fixed forever. */
 enum sup_error {
   SUP_OK = 0,
-  SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group) */
+  SUP_EPERM = -1,     /* the kernel refused (e.g. a signal to the group);
+                         sup_input_wanted: a process of the tree that sup
+                         may not inspect */
   SUP_ESRCH = -3,     /* sup_signal, sup_pty_resize: the result is final,
                          the child is gone */
   SUP_ENOENT = -2,    /* argv[0] not found, or a path in the spec does not exist */
@@ -335,10 +353,12 @@ enum sup_error {
                          sup_input_write: the stdin pipe (or the
                          terminal's input queue) is full */
   SUP_ENOMEM = -12,   /* out of memory */
-  SUP_EACCES = -13,   /* argv[0] or cwd not accessible / not executable */
+  SUP_EACCES = -13,   /* argv[0] or cwd not accessible / not executable;
+                         a name found on PATH only as a directory ("."
+                         included), as execvp says */
   SUP_EBUSY = -16,    /* the result is not final yet */
   SUP_ENOTDIR = -20,  /* cwd, or a component of a path, is not a directory */
-  SUP_EISDIR = -21,   /* argv[0] is a directory */
+  SUP_EISDIR = -21,   /* argv[0] is a path (has a '/') to a directory */
   SUP_EINVAL = -22,   /* bad argument: NULL handle or pointer, malformed spec */
   SUP_EMFILE = -24,   /* the host is out of file descriptors */
   SUP_ENOSPC = -28,   /* "pty": no pseudo-terminal left (/dev/ptmx exhausted:
@@ -478,18 +498,32 @@ SUP_API const char *sup_signal_name(int sig);
  *                     non-blocking description of sup's own (a pipe, FIFO or
  *                     terminal is opened anew through /proc/self/fd; a socket
  *                     is sent to with MSG_DONTWAIT; a regular file is written
- *                     as it is). What the host's fd cannot take at once waits
- *                     in sup (in order), and while more than 256 KiB waits,
- *                     sup stops reading the stream, so that the child blocks
- *                     on write as it would on the host's fd itself (the idle
- *                     clock does not run meanwhile). Once the main process
- *                     has exited, or sup is ending it, nothing is held back;
- *                     the result then waits for the host's fd as long as it
- *                     takes some bytes each second; past that, and after
- *                     sup_abort or sup_release, copies it has not taken are
- *                     dropped, as is everything once the fd fails (EPIPE: its
- *                     reader is gone; sup takes back the SIGPIPE). The
- *                     capture keeps every byte in every case.
+ *                     as it is), or, where the reopen is refused (a host
+ *                     that dropped privileges, on another user's terminal),
+ *                     by a thread of its own that writes a duplicate of the
+ *                     host's blocking fd (that thread, and the duplicate, may
+ *                     outlive the handle if nobody ever reads the fd, and
+ *                     dlclose no longer unloads the library once one has
+ *                     existed, so that its code stays mapped). What
+ *                     the host's fd cannot take at once waits in sup (in
+ *                     order), and while more than 256 KiB waits, sup stops
+ *                     reading the stream, so that the child blocks on write
+ *                     as it would on the host's fd itself (the idle clock
+ *                     counts the host's fd taking bytes as activity, as
+ *                     backpressure_bytes does a reader). Once the main
+ *                     process has exited, or sup is ending it, nothing is
+ *                     held back; the result then waits for the host's fd as
+ *                     long as it takes some bytes each second; past that,
+ *                     and after sup_abort or sup_release, copies it has not
+ *                     taken are dropped. Once the fd's reader is gone
+ *                     (EPIPE; sup takes back the SIGPIPE), the stream ends
+ *                     as it would with the child writing to that fd itself:
+ *                     sup stops reading it and closes its pipe, so the
+ *                     child's next write to it fails with EPIPE or SIGPIPE
+ *                     (`yes` ends), and the stream's result says
+ *                     "tee_error": "EPIPE" (another failure of the fd: its
+ *                     errno's name, and the copies are dropped). The capture
+ *                     keeps every byte sup read.
  *   stdin             "null" (default), "inherit", {"data": "..."} or
  *                     {"base64": "..."}: the bytes (the string's UTF-8, or
  *                     the decoded base64, RFC 4648 with or without padding)
@@ -556,8 +590,13 @@ SUP_API const char *sup_signal_name(int sig);
  *                     bytes have not been read through sup_output_read
  *                     (and reads it again once half of them have been), so
  *                     the child blocks on write as it would on a slow
- *                     terminal and a live reader loses nothing; the idle
- *                     clock does not run while a stream is held back.
+ *                     terminal and a live reader loses nothing. While a
+ *                     stream is held back the idle clock counts from the
+ *                     child's last byte or the reader's last read, whichever
+ *                     is later: with nobody reading, its silence is silence
+ *                     and idle_timeout_ms ends it. (With no idle limit, a
+ *                     held-back stream nobody reads waits as a child
+ *                     writing to a full pipe would: forever.)
  *                     A reader waiting on sup_output_fd then reads the
  *                     pipe itself (see there): the pipe's own buffer
  *                     (64 KiB) is the window while it does
@@ -566,7 +605,14 @@ SUP_API const char *sup_signal_name(int sig);
  *                     "inherit"), so that an interactive child can read it;
  *                     the host's group gets the terminal back when the child
  *                     ends, and before sup_spawn returns when the child
- *                     fails to start (exec or cwd error). Ignored when the host is not in the foreground.
+ *                     fails to start (exec or cwd error). Given only when
+ *                     stdin is the host's controlling terminal and the
+ *                     host's process group is its foreground group (checked
+ *                     again by the child just before it takes it): a
+ *                     background host (`prog &`) never takes the terminal
+ *                     from the shell. The result says how it went:
+ *                     "tty_foreground" true (given), false (not, with the
+ *                     reason in "tty_refused"), or null (not asked).
  *                     Default false.
  *   contain           what sup ends with the child. "group" (default): its
  *                     process group, which every signal goes to; a process
@@ -584,7 +630,11 @@ SUP_API const char *sup_signal_name(int sig);
  *                     reason in the detail, where no writable cgroup v2
  *                     hierarchy is available. "auto": "cgroup" where
  *                     possible, else "group", and "contain_fallback" in the
- *                     result says why.
+ *                     result says why; also where the cgroup can be made but
+ *                     the kernel refuses to start the child in it (clone3
+ *                     CLONE_INTO_CGROUP: EACCES for an unprivileged host
+ *                     whose delegated cgroup_parent is outside its own
+ *                     cgroup), the child then running in group mode.
  *   cgroup_parent     with "cgroup" or "auto": the cgroup v2 directory in
  *                     which sup makes its own (an absolute path). Default:
  *                     the environment variable SUP_CGROUP_PARENT, else the
@@ -832,9 +882,10 @@ SUP_API int sup_expire(sup_proc *p);
  *    "status_lost": false, "forced_kill": false, "pid": 4242,
  *    "duration_ms": 2003.1,
  *    "stdout": {"bytes": 1234, "captured": "...", "truncated": false,
- *               "omitted_bytes": 0, "routed": "pipe"},
+ *               "omitted_bytes": 0, "routed": "pipe", "tee_error": null},
  *    "stderr": {...}, "signals_sent": [{"signal": "SIGTERM", "at_ms": 2000.4}],
  *    "rusage": {"user_ms": 1.2, "sys_ms": 0.8, "max_rss_kb": 3100},
+ *    "waiting_for_input": null, "tty_foreground": null, "tty_refused": null,
  *    "contained": "cgroup", "leftovers_ended": 1,
  *    "tree_cpu": {"user_ms": 5.1, "sys_ms": 2.0}, "contain_fallback": null,
  *    "cgroup_left": null,
@@ -865,6 +916,9 @@ SUP_API int sup_expire(sup_proc *p);
  * before any look (within ~30 ms of its last output).
  * "routed" is each stream's routing: "pipe", "tee", "inherit", "null",
  * "stdout" (stderr into stdout) or "fd" (a host descriptor the spec named).
+ * "tee_error" is null unless a "tee" copy's fd failed: then its errno's
+ * name, "EPIPE" when its reader had gone (see the spec's "stdout").
+ * "tty_foreground" and "tty_refused": see the spec's "tty_foreground".
  * Signal names are sup_signal_name's.
  * "exit_code" is null when the child died from a signal, "term_signal" null
  * when it exited; both are null, and "status_lost" true, when the host

@@ -17,7 +17,7 @@
 use libc::{c_char, c_double, c_int, c_void, size_t};
 
 /// `SUP_VERSION_NUMBER` of the header these declarations were written from.
-pub const SUP_VERSION_NUMBER: c_int = 300;
+pub const SUP_VERSION_NUMBER: c_int = 400;
 
 /// Success.
 pub const SUP_OK: c_int = 0;
