@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
     char* p = malloc(bytes);
     if (p == NULL) return report(-1);
     memset(p, 1, bytes);
+    // Kept where the compiler must assume it is read: clang otherwise
+    // removes the malloc and memset of a block nobody uses.
+    static char* volatile kept;
+    kept = p;
     return report(0);
   }
   return 2;
