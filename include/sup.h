@@ -1002,7 +1002,10 @@ SUP_API int sup_pid(sup_proc *p);
  * were dropped (output beyond max_output_bytes keeps only head and tail),
  * *pos first jumps to the oldest byte still kept: the jump is what was lost.
  * Works while running and after the result is final.
- * Returns 0; *nread == 0 means nothing new yet (or, once final, the end).
+ * Returns 0; *nread == 0 means nothing new yet, or the end when the result
+ * was already final before this call: the last bytes may land between a
+ * read that finds nothing and a sup_poll that returns 1, so a reader that
+ * sees final after an empty read reads once more.
  * Errors: SUP_EINVAL (NULL handle, pos or nread, buf NULL with cap > 0, bad
  * stream, *pos past the bytes written so far), SUP_ENOMEM (after sup_result
  * moved the bytes into its text: no memory to rebuild them), SUP_ECHILD.

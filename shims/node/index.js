@@ -523,17 +523,24 @@ class OutputStream extends Readable {
   _pump() {
     const proc = this._sub._proc;
     if (!proc) return this._fromResult();
+    let final = false;
     for (;;) {
       const buf = proc.read(this._stream, 65536);
       const lost = proc.lost(this._stream);
       if (lost > this.omittedBytes) this._gap(lost - this.omittedBytes);
       if (buf.length === 0) {
-        if (proc.poll() === 1) {
+        // Final only counts when it was final before a read found nothing:
+        // the last bytes may land between the read and the poll.
+        if (final) {
           this._arm(false);
           this._end();
-        } else {
-          this._arm(true);
+          return;
         }
+        if (proc.poll() === 1) {
+          final = true;
+          continue;
+        }
+        this._arm(true);
         return;
       }
       this._pushed += buf.length;
