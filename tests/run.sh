@@ -9,10 +9,12 @@
 # tarball, tsc --strict, node --test).
 #
 # Each pass builds only what its tests run (tests/targets.py): the plain and
-# ASan passes everything, TSan and clang their suites. The builds run one
-# after another (they are CPU-bound); the test passes two at a time (they
-# mostly wait on children and timers): plain with TSan, then ASan with clang.
-# A pass's output is shown when it ends.
+# ASan passes everything, TSan and clang their suites; the tests' own code is
+# compiled without optimization (tests/meson.build), the sanitized library at
+# -O1. Two lanes: the builds, then the fuzzers and the shims, run one after
+# another (they are CPU-bound); beside them, each pass's tests start once its
+# build is done, two passes at a time (they mostly wait on children and
+# timers). The C passes' output is shown at the end, in order.
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
@@ -41,7 +43,7 @@ passes=(build)
 $tsan && passes+=(build-tsan)
 passes+=(build-asan build-clang)
 declare -A pass_cc=([build]=gcc [build-asan]=gcc [build-tsan]=gcc [build-clang]=clang)
-declare -A pass_opts=([build]="" [build-asan]="-Db_sanitize=address,undefined -Db_lundef=false"
+declare -A pass_opts=([build]="" [build-asan]="-Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1"
                       [build-tsan]="-Db_sanitize=thread -Db_lundef=false" [build-clang]="")
 pass_tests() {  # pass_tests DIR: its selection, one word a line
   case $1 in
@@ -85,29 +87,48 @@ collect() {  # collect DIR RC
 }
 
 status=0
-built=()
+
+# The test lane: each pass's tests start as soon as its build is done, two
+# passes at a time, while the next build (and then the fuzzers and the shims)
+# goes on. A build marks its directory done (.build-rc) for the lane.
+test_lane() {
+  local dir running=() rc
+  for dir in "${passes[@]}"; do
+    until [ -f "$dir/.build-rc" ]; do sleep 1; done
+    [ "$(cat "$dir/.build-rc")" = 0 ] || continue
+    if [ ${#running[@]} -ge 2 ]; then
+      wait "${running[0]}" || true
+      running=("${running[@]:1}")
+    fi
+    (
+      stamp "testing $dir"
+      rc=0
+      test_pass "$dir" || rc=$?
+      echo "$rc" >"$dir/.test-rc"
+      stamp "tested $dir"
+    ) &
+    running+=($!)
+  done
+  wait
+}
+for dir in "${passes[@]}"; do rm -f "$dir/.build-rc" "$dir/.test-rc"; done
+test_lane &
+lane=$!
+# An interrupted run ends the lane's tests too.
+kill_tree() {  # kill_tree PID: the process and its descendants
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
+trap 'kill_tree "$lane"' EXIT
+
 for dir in "${passes[@]}"; do
   stamp "building $dir"
-  if build_pass "$dir"; then built+=("$dir"); else count "build $dir" 1; status=1; fi
-done
-
-# Two test passes at a time.
-queue=("${built[@]}")
-while [ ${#queue[@]} -gt 0 ]; do
-  batch=("${queue[@]:0:2}")
-  queue=("${queue[@]:2}")
-  pids=()
-  for dir in "${batch[@]}"; do
-    stamp "testing $dir"
-    test_pass "$dir" &
-    pids+=($!)
-  done
-  for i in "${!batch[@]}"; do
-    rc=0
-    wait "${pids[$i]}" || rc=$?
-    collect "${batch[$i]}" "$rc"
-    [ "$rc" -eq 0 ] || status=1
-  done
+  rc=0
+  build_pass "$dir" || rc=$?
+  mkdir -p "$dir"
+  echo "$rc" >"$dir/.build-rc"
+  [ "$rc" -eq 0 ] || { count "build $dir" 1; status=1; }
 done
 
 shim() {  # shim NAME COMMAND...
@@ -123,6 +144,15 @@ shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
 shim "go shim (go vet, go test -race, GOMAXPROCS=1)" bash shims/go/run-tests.sh build
 shim "python shim (mypy, pyright, pytest, the wheel)" bash shims/python/run-tests.sh build
 shim "node shim (npm pack, offline install, tsc --strict, node --test)" bash shims/node/run-tests.sh build
+
+# The C test passes, in order, once the lane has run them all.
+wait "$lane" || true
+for dir in "${passes[@]}"; do
+  [ -f "$dir/.test-rc" ] || continue
+  rc=$(cat "$dir/.test-rc")
+  collect "$dir" "$rc"
+  [ "$rc" -eq 0 ] || status=1
+done
 
 stamp "done"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
