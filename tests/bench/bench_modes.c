@@ -724,6 +724,7 @@ static void row_threads(const struct opts *o) {
   char *json = spec_with(TRUE_PATH, NULL, NULL, NULL);
   samples raw = {0}, sup = {0};
   note("threads: %d rounds of %d threads x %d spawns per side", rounds, THREADS, per_thread);
+  (void)dev_null(); /* opened here, before the threads share it */
   threads_round(NULL, 2);
   threads_round(json, 2);
   for (int r = 0; r < rounds; r++) {
