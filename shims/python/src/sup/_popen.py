@@ -930,14 +930,15 @@ def run(
     holds the child's whole tree, ended with it; ``cgroup_parent`` where
     sup makes its cgroups; ``require_sentinel`` refuses to start a child
     (OSError, errno ENOTSUP) that only the main process's death would tie
-    to this process (``result.json["host_death"]`` is then
+    to this process (``result.host_death`` is then
     "main_process"); ``input_wait_timeout`` seconds the child may wait for
     input it cannot get before it is ended (``outcome`` IDLE_TIMEOUT,
-    ``result.phase`` "input"); ``limits`` (:class:`sup.Limits` or a dict:
+    ``result.phase`` "input", ``result.waiting_for_input`` True); ``limits`` (:class:`sup.Limits` or a dict:
     memory_bytes, cpu_seconds, processes, file_bytes, open_files,
     core_dump) and ``sandbox`` (:class:`sup.Sandbox` or a dict: write,
     read, exec, network, strict, tmp), what applied in
-    ``result.json["confined"]``. Those endings return normally.
+    ``result.confined`` and a limit that ended the child in
+    ``result.limit``. Those endings return normally.
 
     ``tty_foreground`` (default True here): a child given the host's
     terminal as stdin gets the terminal's foreground while it runs, so it
