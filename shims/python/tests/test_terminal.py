@@ -48,6 +48,14 @@ time.sleep(1.5)
 print("opt-out", o.poll(), o.input_wanted(), flush=True)
 o.kill()
 print("killed", o.wait(timeout=30), flush=True)
+
+# A host in the background (`prog &`): run() cannot hand it the terminal
+# (the library gives it only to a foreground host), so its child is ended too.
+import subprocess
+bg = ("import sup, warnings; warnings.simplefilter('ignore')\n"
+      "r = sup.run(['sh', '-c', 'read x'], timeout=10)\n"
+      "print('background', r.returncode, r.result.phase, flush=True)\n")
+subprocess.run([sys.executable, "-c", bg], process_group=0, timeout=60)
 """
 
 
@@ -95,3 +103,4 @@ def test_a_popen_child_reading_the_terminal_never_stops_forever() -> None:
     assert b"quiet-done" in out and lines["quiet"][:2] == ["0", "None"], out
     assert lines["opt-out"] == ["None", "True"], out  # still stopped after 1.5 s
     assert lines["killed"] == ["-9"], out
+    assert lines["background"] == ["-15", "input"], out
