@@ -179,3 +179,76 @@ def test_cancelled_async_with_aborts_the_child() -> None:
     p = asyncio.run(main())
     assert time.monotonic() - t0 < 10
     assert p.result is not None and p.result.outcome is Outcome.ABORTED
+
+
+def _rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_asyncio_streams_hold_a_fast_writer_back_for_a_slow_reader() -> None:
+    # 50 MiB written while the reader first reads nothing, then reads slowly:
+    # the StreamReader pauses its pump past 2 * limit (as asyncio's pipe
+    # transport), sup's backpressure then holds the child back, and the host
+    # stays small; every byte still arrives, and the result keeps head and tail.
+    size = 50 << 20
+
+    async def main() -> None:
+        base = _rss_kib()
+        p = await sup.create_subprocess_exec("head", "-c", str(size), "/dev/zero",
+                                             stdout=sup.PIPE, max_runtime=120)
+        assert p.stdout is not None
+        await asyncio.sleep(1.0)  # nobody reads
+        buffered = [len(p.stdout._buffer)]  # type: ignore[attr-defined]
+        grown = [_rss_kib() - base]
+        total = 0
+        while True:
+            chunk = await p.stdout.read(65536)
+            if not chunk:
+                break
+            assert chunk.count(0) == len(chunk)  # zeros only: no gap mark
+            total += len(chunk)
+            buffered.append(len(p.stdout._buffer))  # type: ignore[attr-defined]
+            if total % (1 << 20) < 65536:
+                grown.append(_rss_kib() - base)
+                await asyncio.sleep(0.002)  # a slow reader
+        assert await p.wait() == 0
+        assert total == size
+        assert max(buffered) <= 2 * 65536 + 65536, max(buffered)  # 2 * limit + one read
+        assert max(grown) < 24 << 10, grown  # KiB: far below the 50 MiB written
+        r = p.popen.result
+        assert r is not None and len(r.stdout) <= 1 << 20
+        assert r.stdout_omitted == size - len(r.stdout)
+
+    asyncio.run(main())
+
+
+def test_asyncio_stdin_drain_waits_for_room() -> None:
+    async def main() -> None:
+        p = await sup.create_subprocess_exec("sh", "-c", "sleep 1.5; exec cat", stdin=sup.PIPE,
+                                             stdout=sup.PIPE, max_runtime=120)
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(b"y" * (4 << 20))
+        t0 = time.monotonic()
+        reading = asyncio.ensure_future(p.stdout.read())
+        await p.stdin.drain()  # returns only once the child has taken most of it
+        assert time.monotonic() - t0 >= 1.0
+        p.stdin.close()
+        await p.stdin.wait_closed()
+        assert len(await reading) == 4 << 20
+        assert await p.wait() == 0
+
+    asyncio.run(main())
+
+
+def test_asyncio_streams_keep_every_byte_when_asked() -> None:
+    async def main() -> None:
+        p = await sup.create_subprocess_exec("head", "-c", str(3 << 20), "/dev/zero",
+                                             stdout=sup.PIPE, max_output=None)
+        out, _ = await p.communicate()
+        assert out is not None and len(out) == 3 << 20
+        assert p.popen.result is not None and len(p.popen.result.stdout) == 3 << 20
+
+    asyncio.run(main())

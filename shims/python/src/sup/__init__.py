@@ -17,6 +17,7 @@ Pure Python over ctypes; needs libsup (a wheel carries its own): see
 from __future__ import annotations
 
 from ._aio import AsyncProcess, StdinStream, create_subprocess_exec, create_subprocess_shell
+from ._confined import Confined, LimitApplied, SandboxApplied, UserApplied
 from ._calls import call, check_call, check_output, getoutput, getstatusoutput
 from ._errors import CalledProcessError, OutputGap, SpecError, SpecTypeError, SupError, TimeoutExpired
 from ._lib import LibraryNotFoundError
@@ -31,17 +32,21 @@ for _cls in (
     AsyncProcess,
     CalledProcessError,
     CompletedProcess,
+    Confined,
     LibraryNotFoundError,
+    LimitApplied,
     Outcome,
     OutputGap,
     Popen,
     Result,
+    SandboxApplied,
     SpecError,
     SpecTypeError,
     Stdio,
     StdinStream,
     SupError,
     TimeoutExpired,
+    UserApplied,
 ):
     _cls.__module__ = "sup"  # tracebacks and reprs name the public module
 del _cls
@@ -71,11 +76,13 @@ __all__ = [
     "AsyncProcess",
     "CalledProcessError",
     "CompletedProcess",
+    "Confined",
     "DEVNULL",
     "Env",
     "EnvUpdate",
     "INHERIT",
     "LibraryNotFoundError",
+    "LimitApplied",
     "Limits",
     "Outcome",
     "OutputGap",
@@ -84,6 +91,7 @@ __all__ = [
     "Result",
     "STDOUT",
     "Sandbox",
+    "SandboxApplied",
     "SpecError",
     "SpecTypeError",
     "StdinStream",
@@ -91,6 +99,7 @@ __all__ = [
     "StdioArg",
     "SupError",
     "TimeoutExpired",
+    "UserApplied",
     "call",
     "check_call",
     "check_output",

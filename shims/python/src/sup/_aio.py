@@ -6,6 +6,11 @@ A :class:`AsyncProcess` as asyncio's: ``stdout``/``stderr`` are
 ``kill``. Everything waits through ``loop.add_reader``/``add_writer`` on
 sup's descriptors (``sup_fd``, ``sup_output_fd``, ``sup_input_fd``): a task
 per piped stream feeds its StreamReader, no thread is started.
+
+Memory stays bounded as with asyncio's pipes: a StreamReader pauses its
+feed past twice its limit, and ``backpressure`` (default 256 KiB with a
+piped stream) then holds the child back; ``drain()`` waits until the
+written bytes are in the child's pipe.
 """
 
 from __future__ import annotations
@@ -19,6 +24,16 @@ from ._spec import PIPE, StdioArg
 from ._streams import Source, StdinWriter, gap_mark
 
 _LIMIT = 2**16  # asyncio.streams' default buffer limit
+
+# Defaults for a process whose output streams are piped, unless given:
+# sup holds the child back once this many bytes wait unread in the library,
+# as a pipe would (the StreamReader pauses the pump at 2 * limit)...
+_BACKPRESSURE = 256 * 1024
+# ...and keeps this much of each stream for popen.result (head and tail):
+# the StreamReaders deliver every byte, so the record need not grow with
+# the output. It is at least twice _BACKPRESSURE plus a read, so that a
+# reader held back within its window never falls behind the kept tail.
+_MAX_OUTPUT = 1 << 20
 
 
 class StdinStream:
@@ -115,6 +130,43 @@ class StdinStream:
         return default
 
 
+class _PumpTransport(asyncio.ReadTransport):
+    """What a StreamReader pauses: its pump from sup's capture.
+
+    asyncio's subprocess pipes are read by a transport that the
+    StreamReader pauses (``pause_reading``) once its buffer holds more than
+    twice its limit and resumes at the limit; this is that transport for a
+    pump task, which stops asking the library for bytes while paused. With
+    ``backpressure`` the library then stops reading the child's pipe, and
+    the child blocks on write as with asyncio's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._closing = False
+
+    def pause_reading(self) -> None:
+        self._resumed.clear()
+
+    def resume_reading(self) -> None:
+        self._resumed.set()
+
+    def is_reading(self) -> bool:
+        return self._resumed.is_set()
+
+    async def wait_reading(self) -> None:
+        await self._resumed.wait()
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+        self._resumed.set()
+
+
 class AsyncProcess:
     """asyncio.subprocess.Process's interface over a :class:`sup.Popen`
     (``popen``: its ``result``, ``interrupt()``, ``abort()``, ...)."""
@@ -135,19 +187,24 @@ class AsyncProcess:
             if routed != PIPE or (stream == 2 and popen._pty):
                 continue
             reader = asyncio.StreamReader(limit=limit, loop=loop)
+            transport = _PumpTransport()
+            reader.set_transport(transport)
             src = popen._source(stream)
             assert src is not None
-            self._pumps.append(loop.create_task(self._pump(src, reader)))
+            self._pumps.append(loop.create_task(self._pump(src, reader, transport)))
             if stream == 1:
                 self.stdout = reader
             else:
                 self.stderr = reader
 
     @staticmethod
-    async def _pump(src: Source, reader: asyncio.StreamReader) -> None:
-        """Feed what sup captured into the StreamReader as it comes."""
+    async def _pump(src: Source, reader: asyncio.StreamReader, transport: _PumpTransport) -> None:
+        """Feed what sup captured into the StreamReader as it comes, while
+        the reader wants more (its buffer at most 2 * limit, plus a read)."""
         try:
             while True:
+                if not transport.is_reading():
+                    await transport.wait_reading()
                 got = await src.next_async()
                 if got is None:
                     break
@@ -160,6 +217,8 @@ class AsyncProcess:
         except Exception as e:
             reader.set_exception(e)
             raise
+        finally:
+            transport.close()
         reader.feed_eof()
 
     def __repr__(self) -> str:
@@ -211,11 +270,17 @@ class AsyncProcess:
         return out, err
 
 
-def _streams_only(kwds: dict[str, Any]) -> None:
+def _streams_only(kwds: dict[str, Any], stdout: StdioArg, stderr: StdioArg) -> None:
     for key in ("universal_newlines", "text", "encoding", "errors"):
         if kwds.get(key):
             # asyncio's own rule: its streams carry bytes.
             raise ValueError(f"{key} must be {'None' if key in ('encoding', 'errors') else 'False'}")
+    if stdout == PIPE or stderr == PIPE:
+        # Bounded memory as with asyncio's pipes: a reader that does not
+        # read holds the child back instead of the host growing.
+        bp = kwds.setdefault("backpressure", _BACKPRESSURE)
+        if "max_output" not in kwds and isinstance(bp, int) and not isinstance(bp, bool) and bp > 0:
+            kwds["max_output"] = max(_MAX_OUTPUT, 4 * bp)
 
 
 async def create_subprocess_exec(
@@ -229,7 +294,7 @@ async def create_subprocess_exec(
 ) -> AsyncProcess:
     """asyncio.create_subprocess_exec with sup's supervision: sup's keywords
     (idle_timeout, max_runtime, grace, ...) go in ``kwds``."""
-    _streams_only(kwds)
+    _streams_only(kwds, stdout, stderr)
     loop = asyncio.get_running_loop()
     p: "Popen[bytes]" = Popen([program, *args], stdin=stdin, stdout=stdout, stderr=stderr, **kwds)
     return AsyncProcess(p, limit, loop)
@@ -244,7 +309,7 @@ async def create_subprocess_shell(
     **kwds: Any,
 ) -> AsyncProcess:
     """asyncio.create_subprocess_shell: ``cmd`` run by ``/bin/sh -c``."""
-    _streams_only(kwds)
+    _streams_only(kwds, stdout, stderr)
     loop = asyncio.get_running_loop()
     p: "Popen[bytes]" = Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, shell=True, **kwds)
     return AsyncProcess(p, limit, loop)

@@ -196,8 +196,12 @@ class Popen(Generic[AnyStr]):
     default of run(), call() and the other functions that wait): an
     inherited stdin that is the terminal of a host in its foreground is
     handed to the child while it runs, so that it can read it; the host
-    must not read the terminal meanwhile (it would stop). A Popen's child
-    without it stops on reading the terminal, as a background job. With ``pty``, ``stdin=PIPE``
+    must not read the terminal meanwhile (it would stop). A child given the
+    host's controlling terminal as stdin without it cannot read it (it runs
+    in a group of its own, not the foreground) and would stop forever on
+    SIGTTIN/SIGTTOU: unless ``input_wait_timeout`` is given (``math.inf``:
+    leave it stopped), sup ends it once stopped 0.2 s (returncode -15,
+    ``result.phase`` "input") and warns (RuntimeWarning). With ``pty``, ``stdin=PIPE``
     types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
     to the terminal too (None or STDOUT).
 
@@ -266,6 +270,7 @@ class Popen(Generic[AnyStr]):
         sandbox: Union[_spec.Sandbox, Mapping[str, Any], None] = None,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
+        self._terminal_guard = False
         self._result: Optional[Result] = None
         self._sources: Dict[int, Source] = {}
         self._lock = threading.RLock()  # re-entrant: abort() from a signal handler
@@ -307,6 +312,13 @@ class Popen(Generic[AnyStr]):
                 raise TypeError("input: a str needs text=True (or encoding=/errors=); pass bytes")
             input = input.encode(*self._codec)
         argv = _spec.argv(args, shell)
+        # A child that cannot have the host's terminal ends at once on
+        # stopping on it instead of stopping forever (see terminal_stop_guard).
+        self._terminal_guard = _spec.terminal_stop_guard(
+            stdin, input, pty, tty_foreground, input_wait_timeout
+        )
+        if self._terminal_guard:
+            input_wait_timeout = _spec.TERMINAL_STOP_WAIT
         spec = _spec.build(
             argv,
             idle_timeout=idle_timeout,
@@ -410,8 +422,18 @@ class Popen(Generic[AnyStr]):
                 return self._result
             if check(h.api.poll(h.ptr, 0), "sup_poll") != 1:
                 return None
-            self._result = from_handle(h, self.args, self.pid)
-            return self._result
+            r = self._result = from_handle(h, self.args, self.pid)
+        if self._terminal_guard and r.phase == "input":
+            warnings.warn(
+                f"sup: the child (pid {self.pid}) stopped on the host's terminal, which it "
+                "reads or configures from a process group of its own without the "
+                "terminal's foreground, and was ended instead of stopping forever "
+                "(Popen(tty_foreground=True) hands it the terminal; "
+                "input_wait_timeout=math.inf lets it stay stopped)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return r
 
     @property
     def result(self) -> Optional[Result]:
@@ -930,14 +952,15 @@ def run(
     holds the child's whole tree, ended with it; ``cgroup_parent`` where
     sup makes its cgroups; ``require_sentinel`` refuses to start a child
     (OSError, errno ENOTSUP) that only the main process's death would tie
-    to this process (``result.json["host_death"]`` is then
+    to this process (``result.host_death`` is then
     "main_process"); ``input_wait_timeout`` seconds the child may wait for
     input it cannot get before it is ended (``outcome`` IDLE_TIMEOUT,
-    ``result.phase`` "input"); ``limits`` (:class:`sup.Limits` or a dict:
+    ``result.phase`` "input", ``result.waiting_for_input`` True); ``limits`` (:class:`sup.Limits` or a dict:
     memory_bytes, cpu_seconds, processes, file_bytes, open_files,
     core_dump) and ``sandbox`` (:class:`sup.Sandbox` or a dict: write,
     read, exec, network, strict, tmp), what applied in
-    ``result.json["confined"]``. Those endings return normally.
+    ``result.confined`` and a limit that ended the child in
+    ``result.limit``. Those endings return normally.
 
     ``tty_foreground`` (default True here): a child given the host's
     terminal as stdin gets the terminal's foreground while it runs, so it

@@ -8,10 +8,15 @@ import signal as _signal
 import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Dict, Literal, Optional
+from typing import Any, Dict, Literal, Optional, cast
 
 from . import _lib
+from ._confined import Confined, HostDeath, LimitHit
+from ._confined import parse as _parse_confined
 from ._errors import CalledProcessError, SupError, check
+
+#: Which silence ended an IDLE_TIMEOUT child (``Result.phase``).
+Phase = Literal["first_output", "idle", "input"]
 
 
 class Outcome(enum.Enum):
@@ -50,9 +55,10 @@ class Result:
     stdout_omitted: int  #: bytes dropped from the middle of stdout
     stderr_omitted: int
     duration: float  #: seconds from spawn to the final result
-    #: for IDLE_TIMEOUT, which limit fired: "first_output" (first_output_timeout)
-    #: or "idle" (idle_timeout); None for every other outcome
-    phase: Optional[Literal["first_output", "idle"]]
+    #: for IDLE_TIMEOUT, which limit fired: "first_output" (first_output_timeout),
+    #: "idle" (idle_timeout) or "input" (input_wait_timeout, or a Popen's child
+    #: stopped reading the terminal: see Popen); None for every other outcome
+    phase: Optional[Phase]
     _json_source: "JsonSource" = field(repr=False, compare=False)
 
     @cached_property
@@ -69,6 +75,67 @@ class Result:
         parsed: Dict[str, Any] = json.loads(self._json_source.get())
         return parsed
 
+    # The fields below exist only in the result JSON: each is read from
+    # ``json`` on first access (None from a libsup 0.3, which has none).
+
+    @cached_property
+    def waiting_for_input(self) -> Optional[bool]:
+        """Whether the child was waiting for input it could not get at its
+        end (a reader asleep on its stdin, or stopped by SIGTTIN/SIGTTOU);
+        None when nobody asked (neither ``input_wait_timeout`` nor
+        ``Popen.input_wanted()``), sup could not see, or it ended before any
+        look."""
+        v = self.json.get("waiting_for_input")
+        return None if v is None else bool(v)
+
+    @cached_property
+    def confined(self) -> Optional[Confined]:
+        """What ``limits``, ``sandbox`` and ``user``/``group``/``extra_groups``
+        applied and how; None when none was given."""
+        return _parse_confined(self.json.get("confined"))
+
+    @cached_property
+    def limit(self) -> Optional[LimitHit]:
+        """The limit that ended the child: "memory", "processes", "cpu" or
+        "file_size"; else None. The outcome stays what it was (SIGNALED,
+        EXITED)."""
+        v = self.json.get("limit")
+        return None if v is None else cast(LimitHit, str(v))
+
+    @cached_property
+    def host_death(self) -> Optional[HostDeath]:
+        """What would have ended with the host, had it died while the child
+        ran: "tree" (sup's sentinel held the child's group or cgroup) or
+        "main_process" (the main process alone); None from a libsup 0.3."""
+        v = self.json.get("host_death")
+        return None if v is None else cast(HostDeath, str(v))
+
+    @cached_property
+    def tty_foreground(self) -> Optional[bool]:
+        """``tty_foreground`` asked: True when the child's group was given the
+        terminal's foreground, False when not (``tty_refused`` says why);
+        None when not asked."""
+        v = self.json.get("tty_foreground")
+        return None if v is None else bool(v)
+
+    @cached_property
+    def tty_refused(self) -> Optional[str]:
+        """Why the terminal's foreground was not given, else None."""
+        v = self.json.get("tty_refused")
+        return None if v is None else str(v)
+
+    @cached_property
+    def stdout_tee_error(self) -> Optional[str]:
+        """When sup copied stdout to the host's (``stdout=None`` with an idle
+        timeout) and that descriptor failed: the errno's name ("EPIPE": its
+        reader had gone, and the child's writes then failed); else None."""
+        return _tee_error(self.json, "stdout")
+
+    @cached_property
+    def stderr_tee_error(self) -> Optional[str]:
+        """``stdout_tee_error`` for stderr."""
+        return _tee_error(self.json, "stderr")
+
     def __repr__(self) -> str:
         return (
             f"Result(args={self.args!r}, outcome={self.outcome}, "
@@ -76,6 +143,12 @@ class Result:
             f"forced_kill={self.forced_kill}, duration={self.duration:.3f}, "
             f"stdout=<{len(self.stdout)} bytes>, stderr=<{len(self.stderr)} bytes>)"
         )
+
+
+def _tee_error(doc: Dict[str, Any], stream: str) -> Optional[str]:
+    part = doc.get(stream)
+    v = part.get("tee_error") if isinstance(part, dict) else None
+    return None if v is None else str(v)
 
 
 class JsonSource:
@@ -135,7 +208,7 @@ def _output(a: _lib.Api, h: int, stream: int) -> bytes:
     return ctypes.string_at(ptr, n.value)
 
 
-_PHASES: Dict[int, Literal["first_output", "idle"]] = {1: "first_output", 2: "idle"}
+_PHASES: Dict[int, Phase] = {1: "first_output", 2: "idle", 3: "input"}
 
 _OUTCOMES = {
     1: Outcome.EXITED,
@@ -165,7 +238,7 @@ def from_handle(handle: _lib.Handle, args: Any, pid: int) -> Result:
             lost = check(a.result_status_lost(h), "result") == 1
         else:
             returncode = -term
-    phase: Optional[Literal["first_output", "idle"]] = None
+    phase: Optional[Phase] = None
     if outcome is Outcome.IDLE_TIMEOUT:
         phase = _PHASES.get(check(a.result_phase(h), "result"))
     return Result(

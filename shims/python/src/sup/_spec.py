@@ -99,6 +99,51 @@ def host_tty_foreground() -> bool:
         return False
 
 
+#: How long a child that cannot have the host's terminal may stay stopped
+#: on it (SIGTTIN/SIGTTOU) before sup ends it: see terminal_stop_guard.
+TERMINAL_STOP_WAIT = 0.2
+
+
+def terminal_stop_guard(
+    stdin: object, input: object, pty: object, tty_foreground: object, input_wait_timeout: object
+) -> bool:
+    """True when the child's stdin is the host's controlling terminal but
+    the child will not be its foreground (a Popen, a background host, or
+    tty_foreground=False), and the caller set no input_wait_timeout.
+
+    Such a child runs in a process group of its own: reading the terminal
+    (or setting its modes) stops it with SIGTTIN/SIGTTOU, and nothing ever
+    continues it (a shell's `fg` continues the host's group, not the
+    child's), so it would stop forever where subprocess's child, in the
+    host's group, reads. sup then ends it at once through the library's
+    input-wait watch, which counts such a stop as waiting at once; a reader
+    asleep on the terminal cannot occur in a background group.
+    """
+    if input_wait_timeout is not None or input is not None or pty is not False:
+        return False
+    if stdin is None or stdin is INHERIT:
+        fd = 0
+        if tty_foreground is True and host_tty_foreground():
+            return False  # it gets the terminal (build asks the library)
+    elif isinstance(stdin, int) and not isinstance(stdin, bool) and stdin >= 0:
+        fd = stdin  # subprocess's PIPE/DEVNULL/STDOUT are negative
+    elif callable(getattr(stdin, "fileno", None)) and not isinstance(stdin, (OutputReader, TextOutputReader)):
+        try:
+            n: object = getattr(stdin, "fileno")()
+        except (OSError, ValueError):
+            return False  # build reports it
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            return False
+        fd = n
+    else:
+        return False
+    try:
+        # tcgetpgrp fails (ENOTTY) unless fd is the controlling terminal.
+        return os.isatty(fd) and os.tcgetpgrp(fd) > 0
+    except OSError:
+        return False
+
+
 _ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\"}
 _NEEDS_ESCAPE = re.compile(rb'[\x00-\x1f"\\]')
 

@@ -116,6 +116,26 @@ def with_libsup_04(log_path: str) -> bool:
     return r.returncode == 0 and not waiting
 
 
+def result_04_fields() -> str:
+    res = sup.run(["sh", "-c", "read x"], limits={"cpu_seconds": 1},
+                  input_wait_timeout=1.0).result
+    waited: bool | None = res.waiting_for_input
+    hit: str | None = res.limit
+    if res.limit == "cpu" or res.phase == "input":
+        print("ended by a limit", hit, waited)
+    conf: sup.Confined | None = res.confined
+    if conf is not None:
+        for name, entry in conf.limits.items():
+            applied: sup.LimitApplied = entry
+            print(name, applied.value, applied.mechanism, applied.scope, applied.reason)
+        if conf.sandbox is not None:
+            print(conf.sandbox.landlock_abi, conf.sandbox.not_enforced)
+        if conf.user is not None:
+            print(conf.user.uid, conf.user.groups)
+    fg: bool | None = res.tty_foreground
+    return f"{fg} {res.tty_refused} {res.host_death} {res.stdout_tee_error} {res.stderr_tee_error}"
+
+
 async def like_asyncio_subprocess() -> bytes:
     proc = await sup.create_subprocess_exec("cat", stdin=sup.PIPE, stdout=sup.PIPE, idle_timeout=30.0)
     out, _ = await proc.communicate(b"x")
@@ -131,3 +151,4 @@ if __name__ == "__main__":
     as_subprocess_code_spells_it()
     asyncio.run(like_asyncio_subprocess())
     with_libsup_04("/dev/null")
+    result_04_fields()
