@@ -322,6 +322,72 @@ TEST(Confine, FileSizeLimitEndsAWriter) {
   EXPECT_EQ(st.st_size, 10000);
 }
 
+// The host ignores a signal for the length of a test.
+class HostIgnores {
+ public:
+  explicit HostIgnores(int sig) : sig_(sig) {
+    struct sigaction ign{};
+    ign.sa_handler = SIG_IGN;
+    sigaction(sig_, &ign, &saved_);
+  }
+  ~HostIgnores() { sigaction(sig_, &saved_, nullptr); }
+
+ private:
+  int sig_;
+  struct sigaction saved_{};
+};
+
+// The child's ignored signals, from its own /proc status (SigIgn).
+uint64_t child_sig_ign(const std::string& extra) {
+  Proc p(sh("exec grep SigIgn /proc/self/status", extra));
+  if (p.rc() != 0 || !p.wait()) return ~uint64_t{0};
+  const std::string out = p.output(SUP_STDOUT);
+  const size_t colon = out.find(':');
+  return colon == std::string::npos ? ~uint64_t{0} : std::strtoull(out.c_str() + colon + 1, nullptr, 16);
+}
+
+TEST(Confine, ALimitsSignalIsNotKeptIgnored) {
+  HostIgnores hup(SIGHUP), xcpu(SIGXCPU), xfsz(SIGXFSZ);
+  const uint64_t hup_bit = uint64_t{1} << (SIGHUP - 1);
+  const uint64_t xcpu_bit = uint64_t{1} << (SIGXCPU - 1);
+  const uint64_t xfsz_bit = uint64_t{1} << (SIGXFSZ - 1);
+  // Without limits, keep_ignored_signals passes all three on.
+  uint64_t ign = child_sig_ign("\"keep_ignored_signals\": true");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit | xcpu_bit | xfsz_bit) << std::hex << ign;
+  // With them, only the limits' own signals are back at their default.
+  ign = child_sig_ign("\"keep_ignored_signals\": true, \"limits\": {\"cpu_seconds\": 100, \"file_bytes\": 100000}");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit) << std::hex << ign;
+  ign = child_sig_ign("\"keep_ignored_signals\": true, \"limits\": {\"file_bytes\": 100000}");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit | xcpu_bit) << std::hex << ign;
+
+  // And the limits end the child, saying so.
+  TempDir dir;
+  SPAWN(writer, sh("exec head -c 100000 /dev/zero > " + dir.path() + "/big",
+                   "\"keep_ignored_signals\": true, \"limits\": {\"file_bytes\": 10000, \"core_dump\": false}"));
+  ASSERT_TRUE(writer.wait(20000));
+  Json w = writer.result();
+  EXPECT_EQ(w.str("term_signal"), "SIGXFSZ") << sup_result(writer.get());
+  EXPECT_EQ(w.str("limit"), "file_size") << sup_result(writer.get());
+  SPAWN(spinner, sh("while :; do :; done", "\"keep_ignored_signals\": true, \"limits\": {\"cpu_seconds\": 1, "
+                                           "\"core_dump\": false}, \"max_runtime_ms\": 60000"));
+  ASSERT_TRUE(spinner.wait(60000));
+  Json c = spinner.result();
+  EXPECT_EQ(c.str("term_signal"), "SIGXCPU") << sup_result(spinner.get());
+  EXPECT_EQ(c.str("limit"), "cpu") << sup_result(spinner.get());
+}
+
+TEST(Confine, CpuLimitOfAProgramIgnoringSigxcpuIsTheHardLimitsKill) {
+  // The program ignores SIGXCPU itself (after exec, as sup cannot undo):
+  // the kernel's SIGKILL at the hard limit, a second later, still says "cpu".
+  SPAWN(p, sh("trap '' XCPU; while :; do :; done",
+              "\"limits\": {\"cpu_seconds\": 1, \"core_dump\": false}, \"max_runtime_ms\": 60000"));
+  ASSERT_TRUE(p.wait(60000));
+  Json r = p.result();
+  EXPECT_EQ(r.str("term_signal"), "SIGKILL") << sup_result(p.get());
+  EXPECT_EQ(r.str("limit"), "cpu") << sup_result(p.get());
+  EXPECT_TRUE(cJSON_IsFalse(r.get("forced_kill"))) << "the kernel's kill, not sup's";
+}
+
 TEST(Confine, MemoryLimitFailsAnAllocation) {
   EXPECT_EQ(run_probe("alloc", "512", "\"limits\": {\"memory_bytes\": 67108864}"), "ENOMEM");
   EXPECT_EQ(run_probe("alloc", "128", ""), "ok");

@@ -143,6 +143,13 @@ void Confinement::remove_tmp() noexcept {
 ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup* cgroup, int terminal_fd)
     : kept_(std::make_unique<Confinement>()) {
   credentials_ = resolve_credentials(spec);
+  // A limit's signal is how it ends the child and how the result knows it
+  // did: an ignored SIGXFSZ leaves a write failing with EFBIG and a
+  // program that goes on, an ignored SIGXCPU a SIGKILL a second later. So
+  // the signal of a limit the spec sets starts at its default even with
+  // "keep_ignored_signals"; a program that ignores it itself still may.
+  if (spec.limits.cpu_seconds) plan.signals.reset |= uint64_t{1} << (SIGXCPU - 1);
+  if (spec.limits.file_bytes) plan.signals.reset |= uint64_t{1} << (SIGXFSZ - 1);
   const uid_t uid = child_uid(credentials_);
   std::string& json = kept_->json_;
   json = "{";
