@@ -949,8 +949,12 @@ SUP_API int sup_expire(sup_proc *p);
  * "mechanism" that applied it ("rlimit", "cgroup", or null with a "reason"),
  * its "scope" ("process": each process; "user": all the processes of the
  * child's user; "tree": the child's whole cgroup) and, where the tree-wide
- * cgroup could not be used, a "reason"; "sandbox" with the kernel's Landlock
- * ABI (0: none), whether the filesystem rules and the network refusal
+ * cgroup could not be used, a "reason" (a cgroup without the controller, or
+ * "\"contain\": \"auto\" ran in group mode: " and contain_fallback's text:
+ * then the child has the rlimits instead, also when the kernel refused to
+ * start it in a cgroup whose files were already written); "sandbox" with
+ * the kernel's Landlock ABI (0: none), whether the filesystem rules and
+ * the network refusal
  * ("network": null when the spec allows the network) were applied, whether
  * Landlock's TCP rules were, "not_enforced" listing what the kernel could
  * not enforce, and "tmp" (the private directory) when asked; "user" with

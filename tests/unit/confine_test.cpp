@@ -479,6 +479,79 @@ TEST(Confine, CgroupLimitsHoldTheTree) {
   EXPECT_EQ(bomb.result().str("limit"), "processes") << sup_result(bomb.get());
 }
 
+// "Max data size" of a running child, soft limit, from /proc/PID/limits.
+std::string data_limit_of(pid_t pid) {
+  const std::string limits = slurp("/proc/" + std::to_string(pid) + "/limits");
+  const size_t at = limits.find("Max data size");
+  if (at == std::string::npos) return "<no row>";
+  std::istringstream fields(limits.substr(at + 26, limits.find('\n', at) - at - 26));
+  std::string soft;
+  fields >> soft;
+  return soft;
+}
+
+// The limit's entry in "confined", as mechanism and reason ("" if none).
+std::pair<std::string, std::string> mechanism_of(const Json& r, const char* key) {
+  const cJSON* entry = cJSON_GetObjectItemCaseSensitive(r.get("confined"), key);
+  const cJSON* m = cJSON_GetObjectItemCaseSensitive(entry, "mechanism");
+  const cJSON* why = cJSON_GetObjectItemCaseSensitive(entry, "reason");
+  return {cJSON_IsString(m) ? m->valuestring : "<none>", cJSON_IsString(why) ? why->valuestring : ""};
+}
+
+TEST(Confine, AutoWithoutACgroupNamesTheRlimitsAndWhy) {
+  // "auto" whose cgroup cannot be made (a parent off the cgroup2 hierarchy):
+  // group mode, and the limits a cgroup would hold are rlimits, the reason
+  // saying why there is no cgroup.
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"contain\": \"auto\", \"cgroup_parent\": \"/tmp\", \"user\": 64917, "
+           "\"group\": 64917, \"limits\": {\"memory_bytes\": 1073741824, \"processes\": 100}}");
+  const std::string data = data_limit_of(sup_pid(p.get()));
+  sup_abort(p.get());
+  ASSERT_TRUE(p.wait());
+  Json r = p.result();
+  EXPECT_EQ(r.str("contained"), "group");
+  EXPECT_EQ(data, "1073741824");
+  for (const char* key : {"memory_bytes", "processes"}) {
+    auto [mechanism, why] = mechanism_of(r, key);
+    EXPECT_EQ(mechanism, "rlimit") << key << ": " << sup_result(p.get());
+    EXPECT_NE(why.find("\"contain\": \"auto\" ran in group mode: "), std::string::npos) << key << ": " << why;
+    EXPECT_NE(why.find("not on a cgroup v2 hierarchy"), std::string::npos) << key << ": " << why;
+  }
+}
+
+TEST(Confine, AutoNamesTheMechanismTheChildHas) {
+  // Wherever "auto" lands (here: a cgroup without the memory and pids
+  // controllers, so rlimits), "confined" names what the child really has.
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"contain\": \"auto\", \"user\": 64917, \"group\": 64917, "
+           "\"limits\": {\"memory_bytes\": 1073741824, \"processes\": 100}}");
+  const std::string data = data_limit_of(sup_pid(p.get()));
+  const std::string nproc = slurp("/proc/" + std::to_string(sup_pid(p.get())) + "/limits");
+  sup_abort(p.get());
+  ASSERT_TRUE(p.wait());
+  Json r = p.result();
+  auto [memory, memory_why] = mechanism_of(r, "memory_bytes");
+  auto [processes, processes_why] = mechanism_of(r, "processes");
+  if (memory == "rlimit") {
+    EXPECT_EQ(data, "1073741824");
+    EXPECT_FALSE(memory_why.empty()) << "an rlimit where a cgroup was asked for says why";
+    if (r.str("contained") == "cgroup")
+      EXPECT_NE(memory_why.find("memory controller"), std::string::npos) << memory_why;
+    else
+      EXPECT_NE(memory_why.find("ran in group mode"), std::string::npos) << memory_why;
+  } else {
+    EXPECT_EQ(memory, "cgroup") << sup_result(p.get());
+    EXPECT_EQ(r.str("contained"), "cgroup");
+    EXPECT_EQ(data, "unlimited");
+  }
+  if (processes == "rlimit") {
+    EXPECT_NE(nproc.find("Max processes             100"), std::string::npos) << nproc;
+    EXPECT_FALSE(processes_why.empty());
+  } else {
+    EXPECT_EQ(processes, "cgroup") << sup_result(p.get());
+  }
+  std::printf("here: contained %s, memory_bytes by %s (%s)\n", r.str("contained").c_str(), memory.c_str(),
+              memory_why.c_str());
+}
+
 TEST(Confine, ExecOnlyFromTheExecPaths) {
   if (landlock_abi() == 0) GTEST_SKIP() << "Landlock is not available on this kernel";
   TempDir dir;
