@@ -33,6 +33,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -888,7 +889,10 @@ static struct sock_filter BENCH_FILTER[] = {
 /* /bin/true started as raw_start starts it (stdin /dev/null, stdout and
  * stderr in pipes, its own group), but with vfork so that the child can
  * confine itself before exec as sup's child does, by raw system calls in
- * sup's order; its pipes read to EOF, reaped. */
+ * sup's order; its pipes read to EOF, reaped. What glibc's posix_spawn does
+ * besides is done too, so that this floor is the spawn row's plus the
+ * confinement: every signal blocked around the vfork, handled signals back
+ * to their default in the child, its mask restored before exec. */
 static void raw_confined_true(enum confine_kind kind, long abi) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) die("pipe2: %s", strerror(errno));
@@ -899,9 +903,20 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
   int dumpable = kind == CONFINE_USER ? prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) : -1;
   char *argv[] = {(char *)TRUE_PATH, NULL};
   const int null_fd = dev_null();
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t pid = vfork();
   if (pid < 0) die("vfork: %s", strerror(errno));
   if (pid == 0) {
+    for (int sig = 1; sig < NSIG; sig++) {
+      struct sigaction sa;
+      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
+      if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+      sa.sa_handler = SIG_DFL;
+      sa.sa_flags = 0;
+      sigaction(sig, &sa, NULL);
+    }
     if (dup2(null_fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(126);
     setpgid(0, 0);
     switch (kind) {
@@ -929,9 +944,11 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
 #endif
         break;
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     execve(TRUE_PATH, argv, environ);
     _exit(127);
   }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable) prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   if (ruleset >= 0) close(ruleset);
   close(out[1]);
