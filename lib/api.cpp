@@ -158,7 +158,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   // here, once, for the child to apply.
   std::optional<sup::ConfinePlan> confine;
   if (spec.confine.any()) {
-    confine.emplace(spec.confine, plan, cgroup.get(), spec.pty ? fds.child_out.get() : -1);
+    confine.emplace(spec.confine, plan, cgroup.get(), spec.pty ? fds.child_out.get() : -1, contain_fallback);
     plan.confine = confine->child();
   }
 

@@ -28,6 +28,9 @@ struct LaunchPlan;
 struct ChildConfine {
   const RlimitSetting* rlimits = nullptr;
   size_t rlimit_count = 0;
+  // Those of a start outside the cgroup after all (Limits::group_rlimits).
+  const RlimitSetting* group_rlimits = nullptr;
+  size_t group_rlimit_count = 0;
   bool set_groups = false;
   const gid_t* groups = nullptr;
   size_t group_count = 0;
@@ -39,6 +42,14 @@ struct ChildConfine {
   // A uid or gid changes: the host keeps its dumpable flag (DumpableKeeper)
   // and the child sets its parent-death signal again.
   bool changes_ids() const noexcept { return uid >= 0 || gid >= 0; }
+  // For "auto"'s start in group mode once the kernel refused the cgroup:
+  // the rlimits standing in for the cgroup's limits.
+  ChildConfine outside_cgroup() const noexcept {
+    ChildConfine c = *this;
+    c.rlimits = group_rlimits;
+    c.rlimit_count = group_rlimit_count;
+    return c;
+  }
 };
 
 // Runs in the child (launch.cpp's child_main), after its descriptors and
@@ -65,6 +76,10 @@ class Confinement {
   // At the end, before the cgroup is removed: "memory", "cpu",
   // "file_size", "processes" or nullptr (Limits::limit_hit).
   const char* limit_hit(const siginfo_t& status, const struct rusage& usage, ChildCgroup* cgroup) const noexcept;
+  // "auto" started the child in group mode after all (why): the limits
+  // the cgroup was to hold are the rlimits it set, and "confined" says so.
+  // Out of memory, "confined" stays as it was.
+  void fall_back_to_group(const std::string& why) noexcept;
   // Removes the "tmp" directory and all in it (sup_release, on the
   // releasing thread). Idempotent; nothing in a forked child, whose
   // parent's directory it is.
@@ -72,7 +87,10 @@ class Confinement {
 
  private:
   friend class ConfinePlan;
+  // json_ from the limits' entries and rest_ (the sandbox's and user's).
+  void render();
   std::string json_;
+  std::string rest_;
   std::unique_ptr<Limits> limits_;
   std::string tmp_;
   pid_t owner_ = 0;
@@ -84,9 +102,12 @@ class Confinement {
 class ConfinePlan {
  public:
   // terminal_fd: the child's PTY slave (-1: none). cgroup: the child's
-  // cgroup (null in group mode). Adds TMPDIR to plan's environment for
-  // "tmp". Throws SpecError (an unknown name) or LaunchError.
-  ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup* cgroup, int terminal_fd);
+  // cgroup (null in group mode); contain_fallback: why an "auto" spec has
+  // none ("" otherwise). Adds TMPDIR to plan's environment for "tmp", and
+  // the limits' signals to its reset_signals. Throws SpecError (an unknown
+  // name) or LaunchError.
+  ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup* cgroup, int terminal_fd,
+              const std::string& contain_fallback);
   const ChildConfine* child() const noexcept { return &child_; }
   // The Landlock ruleset in the host (-1: none), and the number the child
   // gets it under (the caller places it among the child's descriptors).
@@ -100,6 +121,7 @@ class ConfinePlan {
   Credentials credentials_;
   std::unique_ptr<Sandbox> sandbox_;
   std::vector<RlimitSetting> rlimits_;
+  std::vector<RlimitSetting> group_rlimits_;
   std::vector<gid_t> groups_;
   ChildConfine child_;
 };

@@ -26,6 +26,7 @@ void Process::set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string f
 void Process::fall_back_to_group(std::string why) noexcept {
   // The cgroup, empty (the child never entered it), is removed with it.
   cgroup_.reset();
+  if (confine_) confine_->fall_back_to_group(why);
   contain_fallback_ = std::move(why);
 }
 

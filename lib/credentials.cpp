@@ -99,11 +99,14 @@ Credentials resolve_credentials(const ConfineSpec& spec) {
     uid_t uid = 0;
     gid_t primary = 0;
     std::string name;
+    // A numeric uid's passwd entry only gives its groups: not looked up
+    // (NSS, files or a directory service) when the spec gives them all.
+    const bool ids_given = spec.group && spec.groups;
     if (spec.user->id) {
       uid = *spec.user->id;
       // A uid with no passwd entry (a container's arbitrary uid) runs with
       // its own number as group and no other groups.
-      name = user_name(uid, &primary);
+      if (!ids_given) name = user_name(uid, &primary);
       if (name.empty()) primary = uid;
     } else {
       find_user(spec.user->name, "user", &uid, &primary);
@@ -111,7 +114,7 @@ Credentials resolve_credentials(const ConfineSpec& spec) {
     }
     c.uid = uid;
     c.gid = primary;
-    c.groups = name.empty() ? std::vector<gid_t>{primary} : groups_of(name, primary);
+    if (!spec.groups) c.groups = name.empty() ? std::vector<gid_t>{primary} : groups_of(name, primary);
   }
   if (spec.group) c.gid = find_group(*spec.group, "group");
   if (spec.groups) {

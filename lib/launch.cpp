@@ -373,9 +373,10 @@ ChildStack::~ChildStack() { munmap(base_, size_); }
 
 void* ChildStack::top() const noexcept { return static_cast<char*>(base_) + size_; }
 
-// launch() with the child started in cgroup_fd (-1: none). Throws
+// launch() with the child started in cgroup_fd (-1: none), confined by
+// confine (plan.confine, or its stand-in outside the cgroup). Throws
 // CgroupRefused where plan.cgroup_optional lets group mode follow.
-static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, ChildStack& stack) {
+static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, const ChildConfine* confine, ChildStack& stack) {
   ChildArgs args{};
   args.path = plan.exec_path.c_str();
   args.argv = plan.argv.data();
@@ -388,13 +389,13 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, ChildStack& s
   args.sentinel_fd = plan.sentinel_fd;
   args.cgroup_procs = -1;
   args.terminal = plan.terminal;
-  args.confine = plan.confine;
+  args.confine = confine;
   args.host_pid = getpid();
   UniqueFd cgroup_procs;
   args.host_pgrp = getpgrp();
 
   int pidfd = -1;
-  DumpableKeeper keep_dumpable(plan.confine != nullptr && plan.confine->changes_ids());
+  DumpableKeeper keep_dumpable(confine != nullptr && confine->changes_ids());
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
   // child is an ordinary child of the host's (see Process::leader_exited_now).
@@ -484,12 +485,15 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, ChildStack& s
 Launched launch(const LaunchPlan& plan, ChildStack& stack) {
   if (!plan.fds.planned()) throw LaunchError{SUP_EINTERNAL, "launch: the child's descriptors were not planned"};
   try {
-    return launch_once(plan, plan.cgroup_fd, stack);
+    return launch_once(plan, plan.cgroup_fd, plan.confine, stack);
   } catch (const CgroupRefused& refused) {
     // "auto": the cgroup could be made, but the kernel will not start the
     // child in it (an unprivileged host whose delegated cgroup_parent is
-    // outside its own cgroup: EACCES). Group mode, saying why.
-    Launched out = launch_once(plan, -1, stack);
+    // outside its own cgroup: EACCES). Group mode, saying why, with rlimits
+    // for the limits the cgroup was to hold.
+    ChildConfine outside;
+    if (plan.confine != nullptr) outside = plan.confine->outside_cgroup();
+    Launched out = launch_once(plan, -1, plan.confine != nullptr ? &outside : nullptr, stack);
     out.cgroup_refused = refused.reason;
     return out;
   }

@@ -83,17 +83,46 @@ std::string enable_controller(ChildCgroup& cgroup, const char* controller, const
 
 std::string decimal(uint64_t v) { return std::to_string(v); }
 
+std::string group_mode_reason(const std::string& contain_fallback) {
+  return "\"contain\": \"auto\" ran in group mode: " + contain_fallback;
+}
+
 }  // namespace
 
-Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root) : cpu_seconds_(spec.cpu_seconds) {
+Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root, const std::string& contain_fallback)
+    : spec_(spec), child_is_root_(child_is_root) {
+  plan(cgroup,
+       contain_fallback.empty() ? "not in a cgroup (\"contain\": \"cgroup\" bounds the whole tree)"
+                                : group_mode_reason(contain_fallback),
+       rlimits_, applied_);
+  if (cgroup == nullptr) {
+    group_rlimits_ = rlimits_;
+  } else {
+    std::vector<LimitApplied> unused;
+    plan(nullptr, "group mode", group_rlimits_, unused);
+  }
+}
+
+void Limits::fall_back_to_group(const std::string& why) {
+  std::vector<RlimitSetting> rlimits;
+  std::vector<LimitApplied> applied;
+  plan(nullptr, group_mode_reason(why), rlimits, applied);
+  applied_ = std::move(applied);
+  memory_in_cgroup_ = false;
+  pids_in_cgroup_ = false;
+}
+
+void Limits::plan(ChildCgroup* cgroup, const std::string& no_cgroup, std::vector<RlimitSetting>& rlimits,
+                  std::vector<LimitApplied>& applied) {
+  const LimitsSpec& spec = spec_;
+  const bool child_is_root = child_is_root_;
   auto set = [&](int resource, uint64_t soft, uint64_t hard, const char* step) {
-    rlimits_.push_back({resource, {static_cast<rlim_t>(soft), static_cast<rlim_t>(hard)}, step});
+    rlimits.push_back({resource, {static_cast<rlim_t>(soft), static_cast<rlim_t>(hard)}, step});
   };
-  const char* no_cgroup = "not in a cgroup (\"contain\": \"cgroup\" bounds the whole tree)";
   if (spec.memory_bytes) {
     std::string why = no_cgroup;
     if (cgroup != nullptr) why = enable_controller(*cgroup, "memory", "memory.max");
-    if (why.empty()) {
+    if (cgroup != nullptr && why.empty()) {
       int err = 0;
       if (!write_file(cgroup->dir_fd(), "memory.max", decimal(*spec.memory_bytes), &err))
         throw LaunchError{-err, "limits.memory_bytes: writing memory.max: " + errno_text(err)};
@@ -101,47 +130,47 @@ Limits::Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root) 
       // without swap accounting has no such file.
       if (faccessat(cgroup->dir_fd(), "memory.swap.max", F_OK, 0) == 0) write_file(cgroup->dir_fd(), "memory.swap.max", "0", &err);
       memory_in_cgroup_ = true;
-      applied_.push_back({"memory_bytes", decimal(*spec.memory_bytes), "cgroup", "tree", ""});
+      applied.push_back({"memory_bytes", decimal(*spec.memory_bytes), "cgroup", "tree", ""});
     } else {
       // RLIMIT_DATA, never RLIMIT_AS: an address-space limit stops runtimes
       // that reserve large ranges (WebAssembly in Node, the JVM's heap).
       set(RLIMIT_DATA, *spec.memory_bytes, *spec.memory_bytes, "limits.memory_bytes: setrlimit(RLIMIT_DATA)");
-      applied_.push_back({"memory_bytes", decimal(*spec.memory_bytes), "rlimit", "process", why});
+      applied.push_back({"memory_bytes", decimal(*spec.memory_bytes), "rlimit", "process", why});
     }
   }
   if (spec.cpu_seconds) {
     // One second apart: equal limits would SIGKILL with no SIGXCPU first.
     set(RLIMIT_CPU, *spec.cpu_seconds, *spec.cpu_seconds + 1, "limits.cpu_seconds: setrlimit(RLIMIT_CPU)");
-    applied_.push_back({"cpu_seconds", decimal(*spec.cpu_seconds), "rlimit", "process", ""});
+    applied.push_back({"cpu_seconds", decimal(*spec.cpu_seconds), "rlimit", "process", ""});
   }
   if (spec.processes) {
     std::string why = no_cgroup;
     if (cgroup != nullptr) why = enable_controller(*cgroup, "pids", "pids.max");
-    if (why.empty()) {
+    if (cgroup != nullptr && why.empty()) {
       int err = 0;
       if (!write_file(cgroup->dir_fd(), "pids.max", decimal(*spec.processes), &err))
         throw LaunchError{-err, "limits.processes: writing pids.max: " + errno_text(err)};
       pids_in_cgroup_ = true;
-      applied_.push_back({"processes", decimal(*spec.processes), "cgroup", "tree", ""});
+      applied.push_back({"processes", decimal(*spec.processes), "cgroup", "tree", ""});
     } else if (child_is_root) {
-      applied_.push_back({"processes", decimal(*spec.processes), nullptr, nullptr,
+      applied.push_back({"processes", decimal(*spec.processes), nullptr, nullptr,
                           why + "; RLIMIT_NPROC does not bind a child running as root"});
     } else {
       set(RLIMIT_NPROC, *spec.processes, *spec.processes, "limits.processes: setrlimit(RLIMIT_NPROC)");
-      applied_.push_back({"processes", decimal(*spec.processes), "rlimit", "user", why});
+      applied.push_back({"processes", decimal(*spec.processes), "rlimit", "user", why});
     }
   }
   if (spec.file_bytes) {
     set(RLIMIT_FSIZE, *spec.file_bytes, *spec.file_bytes, "limits.file_bytes: setrlimit(RLIMIT_FSIZE)");
-    applied_.push_back({"file_bytes", decimal(*spec.file_bytes), "rlimit", "process", ""});
+    applied.push_back({"file_bytes", decimal(*spec.file_bytes), "rlimit", "process", ""});
   }
   if (spec.open_files) {
     set(RLIMIT_NOFILE, *spec.open_files, *spec.open_files, "limits.open_files: setrlimit(RLIMIT_NOFILE)");
-    applied_.push_back({"open_files", decimal(*spec.open_files), "rlimit", "process", ""});
+    applied.push_back({"open_files", decimal(*spec.open_files), "rlimit", "process", ""});
   }
   if (spec.core_dump && !*spec.core_dump) {
     set(RLIMIT_CORE, 0, 0, "limits.core_dump: setrlimit(RLIMIT_CORE)");
-    applied_.push_back({"core_dump", "false", "rlimit", "process", ""});
+    applied.push_back({"core_dump", "false", "rlimit", "process", ""});
   }
 }
 
@@ -181,12 +210,12 @@ const char* Limits::limit_hit(const siginfo_t& status, const struct rusage& usag
   if (status.si_code != CLD_KILLED && status.si_code != CLD_DUMPED) return nullptr;
   if (status.si_status == SIGXFSZ) return "file_size";
   if (status.si_status == SIGXCPU) return "cpu";
-  if (status.si_status == SIGKILL && cpu_seconds_) {
+  if (status.si_status == SIGKILL && spec_.cpu_seconds) {
     // The hard limit's SIGKILL, or any SIGKILL once the soft limit was
     // spent: the CPU time was the limit either way.
     const int64_t cpu_us = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000LL + usage.ru_utime.tv_usec +
                            usage.ru_stime.tv_usec;
-    if (cpu_us >= static_cast<int64_t>(*cpu_seconds_) * 1000000LL) return "cpu";
+    if (cpu_us >= static_cast<int64_t>(*spec_.cpu_seconds) * 1000000LL) return "cpu";
   }
   return nullptr;
 }

@@ -33,6 +33,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -41,8 +42,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -761,6 +769,254 @@ static void row_spawn_cgroup(const struct opts *o) {
   cJSON_free(contained);
   printf("{\"row\":\"spawn_cgroup\",\"unit\":\"us\",\"batch\":%d,", batch);
   finish_row("baseline", &grp, "sup", &cg, NULL);
+}
+
+/* ---- confinement: sup's limits, sandbox and user against the same set up
+ * by hand ---------------------------------------------------------------- */
+
+/* Prints a row that could not be measured here, with why. */
+static void print_skipped(const char *row, const char *why) {
+  note("%s: skipped: %s", row, why);
+  cJSON *skip = cJSON_CreateObject();
+  cJSON_AddStringToObject(skip, "row", row);
+  cJSON_AddStringToObject(skip, "skipped", why);
+  char *line = cJSON_PrintUnformatted(skip);
+  if (line == NULL) die("out of memory");
+  printf("%s\n", line);
+  fflush(stdout);
+  cJSON_free(line);
+  cJSON_Delete(skip);
+}
+
+enum confine_kind { CONFINE_LIMITS, CONFINE_SANDBOX, CONFINE_SANDBOX_NONET, CONFINE_USER };
+
+/* The user row's ids: nobody's, given as numbers on both sides so that
+ * neither looks anything up. */
+#define BENCH_UID 65534
+#define BENCH_GID 65534
+
+/* The rlimits of the limits row, as sup sets them for its spec (RLIMIT_CPU's
+ * hard limit one second above). */
+static const struct {
+  int resource;
+  struct rlimit value;
+} BENCH_RLIMITS[] = {
+    {RLIMIT_DATA, {1u << 30, 1u << 30}},
+    {RLIMIT_CPU, {60, 61}},
+    {RLIMIT_FSIZE, {1u << 30, 1u << 30}},
+    {RLIMIT_NOFILE, {1024, 1024}},
+    {RLIMIT_CORE, {0, 0}},
+};
+#define BENCH_LIMITS_SPEC                                                            \
+  "\"limits\": {\"memory_bytes\": 1073741824, \"cpu_seconds\": 60, \"file_bytes\": " \
+  "1073741824, \"open_files\": 1024, \"core_dump\": false}"
+
+/* Landlock's filesystem rights of an ABI that change the filesystem (with
+ * truncate from ABI 3, device ioctls from ABI 5), as sup handles them. */
+static uint64_t bench_fs_write_rights(long abi) {
+  uint64_t all = (1ULL << 13) - 1;
+  if (abi >= 2) all |= 1ULL << 13; /* REFER */
+  if (abi >= 3) all |= 1ULL << 14; /* TRUNCATE */
+  if (abi >= 5) all |= 1ULL << 15; /* IOCTL_DEV */
+  /* Writing: every right but execute, read file and read dir. */
+  return all & ~((1ULL << 0) | (1ULL << 2) | (1ULL << 3));
+}
+
+/* One Landlock rule for path (skipped if it cannot be opened), as sup's
+ * add_path: a file gets only the rights a file can hold. */
+static void bench_landlock_rule(int ruleset, const char *path, uint64_t access) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+    access &= (1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15);
+  struct {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+  } __attribute__((packed)) rule = {access, fd};
+  if (access != 0 && syscall(SYS_landlock_add_rule, ruleset, 1 /* PATH_BENEATH */, &rule, 0) != 0)
+    die("landlock_add_rule %s: %s", path, strerror(errno));
+  close(fd);
+}
+
+/* The ruleset sup builds for {"write": ["/tmp"]} (and, without network, its
+ * TCP rules where the ABI has them): made for every spawn, as sup does. */
+static int bench_ruleset(long abi, int network) {
+  struct {
+    uint64_t handled_access_fs, handled_access_net;
+  } attr = {bench_fs_write_rights(abi), 0};
+  size_t size = sizeof attr.handled_access_fs;
+  if (!network && abi >= 4) {
+    attr.handled_access_net = 3; /* BIND_TCP | CONNECT_TCP */
+    size = sizeof attr;
+  }
+  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+  if (ruleset < 0) die("landlock_create_ruleset: %s", strerror(errno));
+  const uint64_t device = (1ULL << 1) | (1ULL << 2) | (abi >= 3 ? 1ULL << 14 : 0) | (abi >= 5 ? 1ULL << 15 : 0);
+  bench_landlock_rule(ruleset, "/tmp", attr.handled_access_fs);
+  bench_landlock_rule(ruleset, "/dev/null", attr.handled_access_fs & device);
+  bench_landlock_rule(ruleset, "/dev/tty", attr.handled_access_fs & device);
+  return ruleset;
+}
+
+/* sup's network filter (lib/sandbox.cpp), x86-64 and aarch64. */
+#if defined(__x86_64__)
+#define BENCH_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define BENCH_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+#ifdef BENCH_AUDIT_ARCH
+static struct sock_filter BENCH_FILTER[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BENCH_AUDIT_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+#endif
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+};
+#endif
+
+/* /bin/true started as raw_start starts it (stdin /dev/null, stdout and
+ * stderr in pipes, its own group), but with vfork so that the child can
+ * confine itself before exec as sup's child does, by raw system calls in
+ * sup's order; its pipes read to EOF, reaped. What glibc's posix_spawn does
+ * besides is done too, so that this floor is the spawn row's plus the
+ * confinement: every signal blocked around the vfork, handled signals back
+ * to their default in the child, its mask restored before exec. */
+static void raw_confined_true(enum confine_kind kind, long abi) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) die("pipe2: %s", strerror(errno));
+  int ruleset = -1;
+  if (kind == CONFINE_SANDBOX || kind == CONFINE_SANDBOX_NONET) ruleset = bench_ruleset(abi, kind == CONFINE_SANDBOX);
+  /* A uid change in the memory the child shares clears the host's
+   * dumpable flag: kept, as sup keeps it. */
+  int dumpable = kind == CONFINE_USER ? prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) : -1;
+  char *argv[] = {(char *)TRUE_PATH, NULL};
+  const int null_fd = dev_null();
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = vfork();
+  if (pid < 0) die("vfork: %s", strerror(errno));
+  if (pid == 0) {
+    for (int sig = 1; sig < NSIG; sig++) {
+      struct sigaction sa;
+      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
+      if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+      sa.sa_handler = SIG_DFL;
+      sa.sa_flags = 0;
+      sigaction(sig, &sa, NULL);
+    }
+    if (dup2(null_fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(126);
+    setpgid(0, 0);
+    switch (kind) {
+      case CONFINE_LIMITS:
+        for (size_t i = 0; i < sizeof BENCH_RLIMITS / sizeof *BENCH_RLIMITS; i++)
+          if (syscall(SYS_prlimit64, 0, BENCH_RLIMITS[i].resource, &BENCH_RLIMITS[i].value, NULL) != 0) _exit(126);
+        break;
+      case CONFINE_USER: {
+        gid_t groups[] = {BENCH_GID};
+        if (syscall(SYS_setgroups, 1, groups) != 0 || syscall(SYS_setresgid, BENCH_GID, BENCH_GID, BENCH_GID) != 0 ||
+            syscall(SYS_setresuid, BENCH_UID, BENCH_UID, BENCH_UID) != 0)
+          _exit(126);
+        break;
+      }
+      case CONFINE_SANDBOX:
+      case CONFINE_SANDBOX_NONET:
+        if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            syscall(SYS_landlock_restrict_self, ruleset, 0) != 0)
+          _exit(126);
+#ifdef BENCH_AUDIT_ARCH
+        if (kind == CONFINE_SANDBOX_NONET) {
+          struct sock_fprog prog = {(unsigned short)(sizeof BENCH_FILTER / sizeof *BENCH_FILTER), BENCH_FILTER};
+          if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(126);
+        }
+#endif
+        break;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    execve(TRUE_PATH, argv, environ);
+    _exit(127);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable) prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  if (ruleset >= 0) close(ruleset);
+  close(out[1]);
+  close(err[1]);
+  raw_child c = {pid, out[0], err[0]};
+  int st = raw_finish(&c, -1);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw confined true (%d): status %#x", (int)kind, st);
+}
+
+/* Per spawn of /bin/true confined one way: sup_spawn + sup_poll +
+ * sup_release with the spec's confinement against raw_confined_true, in
+ * alternating batches, as the spawn row. */
+static void row_spawn_confined(const struct opts *o, const char *row, enum confine_kind kind, const char *extra) {
+  long abi = 0;
+  if (kind == CONFINE_SANDBOX || kind == CONFINE_SANDBOX_NONET) {
+    abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+    if (abi < 0) {
+      print_skipped(row, "Landlock is not available on this kernel");
+      return;
+    }
+#ifndef BENCH_AUDIT_ARCH
+    if (kind == CONFINE_SANDBOX_NONET) {
+      print_skipped(row, "no seccomp filter for this architecture");
+      return;
+    }
+#endif
+  }
+  if (kind == CONFINE_USER && geteuid() != 0) {
+    print_skipped(row, "switching users needs a root host");
+    return;
+  }
+  char json[512];
+  snprintf(json, sizeof json, "{\"argv\": [\"%s\"], %s}", TRUE_PATH, extra);
+  samples raw = {0}, sup = {0};
+  int rounds = o->quick ? 2 : 300, batch = 10;
+  note("%s: %d x %d per side", row, rounds, batch);
+  for (int w = 0; w < 5; w++) {
+    raw_confined_true(kind, abi);
+    sup_true(json);
+  }
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      raw_confined_true(kind, abi);
+      push(&raw, now_us() - t0);
+    }
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      sup_true(json);
+      push(&sup, now_us() - t0);
+    }
+  }
+  printf("{\"row\":\"%s\",\"unit\":\"us\",\"batch\":%d,\"landlock_abi\":%ld,", row, batch, abi);
+  finish_row("baseline", &raw, "sup", &sup, NULL);
+}
+
+static void row_spawn_limits(const struct opts *o) {
+  row_spawn_confined(o, "spawn_limits", CONFINE_LIMITS, BENCH_LIMITS_SPEC);
+}
+
+static void row_spawn_sandbox(const struct opts *o) {
+  row_spawn_confined(o, "spawn_sandbox", CONFINE_SANDBOX, "\"sandbox\": {\"write\": [\"/tmp\"]}");
+  row_spawn_confined(o, "spawn_sandbox_nonet", CONFINE_SANDBOX_NONET,
+                     "\"sandbox\": {\"write\": [\"/tmp\"], \"network\": false}");
+}
+
+static void row_spawn_user(const struct opts *o) {
+  row_spawn_confined(o, "spawn_user", CONFINE_USER, "\"user\": 65534, \"group\": 65534, \"groups\": [65534]");
 }
 
 static void fork_exec_true(void) {
@@ -1915,7 +2171,8 @@ static void default_helper(char *out, size_t cap, const char *name) {
     die("path too long");
 }
 
-static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "heap",  "capture", "stream", "abort",
+static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "spawn_limits", "spawn_sandbox", "spawn_user",
+                                   "heap",  "capture", "stream", "abort",
                                    "interrupt",   "idle",  "max_runtime",
                                    "cpu",         "capacity", "rss", "scale"};
 
@@ -1947,7 +2204,8 @@ int main(int argc, char **argv) {
       snprintf(o.child, sizeof o.child, "%s", argv[++i]);
     } else {
       fprintf(stderr,
-              "usage: %s [--quick] [--rows spawn,spawn_cgroup,heap,capture,stream,abort,"
+              "usage: %s [--quick] [--rows spawn,spawn_cgroup,spawn_limits,spawn_sandbox,spawn_user,\n"
+              "                 heap,capture,stream,abort,"
               "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
@@ -1977,6 +2235,9 @@ int main(int argc, char **argv) {
   fflush(stdout);
   if (row_wanted(&o, "spawn")) row_spawn(&o);
   if (row_wanted(&o, "spawn_cgroup")) row_spawn_cgroup(&o);
+  if (row_wanted(&o, "spawn_limits")) row_spawn_limits(&o);
+  if (row_wanted(&o, "spawn_sandbox")) row_spawn_sandbox(&o);
+  if (row_wanted(&o, "spawn_user")) row_spawn_user(&o);
   if (row_wanted(&o, "capture")) row_capture(&o);
   if (row_wanted(&o, "stream")) row_stream(&o);
   if (row_wanted(&o, "abort")) row_stop(&o, 1);

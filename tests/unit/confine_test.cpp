@@ -322,6 +322,72 @@ TEST(Confine, FileSizeLimitEndsAWriter) {
   EXPECT_EQ(st.st_size, 10000);
 }
 
+// The host ignores a signal for the length of a test.
+class HostIgnores {
+ public:
+  explicit HostIgnores(int sig) : sig_(sig) {
+    struct sigaction ign{};
+    ign.sa_handler = SIG_IGN;
+    sigaction(sig_, &ign, &saved_);
+  }
+  ~HostIgnores() { sigaction(sig_, &saved_, nullptr); }
+
+ private:
+  int sig_;
+  struct sigaction saved_{};
+};
+
+// The child's ignored signals, from its own /proc status (SigIgn).
+uint64_t child_sig_ign(const std::string& extra) {
+  Proc p(sh("exec grep SigIgn /proc/self/status", extra));
+  if (p.rc() != 0 || !p.wait()) return ~uint64_t{0};
+  const std::string out = p.output(SUP_STDOUT);
+  const size_t colon = out.find(':');
+  return colon == std::string::npos ? ~uint64_t{0} : std::strtoull(out.c_str() + colon + 1, nullptr, 16);
+}
+
+TEST(Confine, ALimitsSignalIsNotKeptIgnored) {
+  HostIgnores hup(SIGHUP), xcpu(SIGXCPU), xfsz(SIGXFSZ);
+  const uint64_t hup_bit = uint64_t{1} << (SIGHUP - 1);
+  const uint64_t xcpu_bit = uint64_t{1} << (SIGXCPU - 1);
+  const uint64_t xfsz_bit = uint64_t{1} << (SIGXFSZ - 1);
+  // Without limits, keep_ignored_signals passes all three on.
+  uint64_t ign = child_sig_ign("\"keep_ignored_signals\": true");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit | xcpu_bit | xfsz_bit) << std::hex << ign;
+  // With them, only the limits' own signals are back at their default.
+  ign = child_sig_ign("\"keep_ignored_signals\": true, \"limits\": {\"cpu_seconds\": 100, \"file_bytes\": 100000}");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit) << std::hex << ign;
+  ign = child_sig_ign("\"keep_ignored_signals\": true, \"limits\": {\"file_bytes\": 100000}");
+  EXPECT_EQ(ign & (hup_bit | xcpu_bit | xfsz_bit), hup_bit | xcpu_bit) << std::hex << ign;
+
+  // And the limits end the child, saying so.
+  TempDir dir;
+  SPAWN(writer, sh("exec head -c 100000 /dev/zero > " + dir.path() + "/big",
+                   "\"keep_ignored_signals\": true, \"limits\": {\"file_bytes\": 10000, \"core_dump\": false}"));
+  ASSERT_TRUE(writer.wait(20000));
+  Json w = writer.result();
+  EXPECT_EQ(w.str("term_signal"), "SIGXFSZ") << sup_result(writer.get());
+  EXPECT_EQ(w.str("limit"), "file_size") << sup_result(writer.get());
+  SPAWN(spinner, sh("while :; do :; done", "\"keep_ignored_signals\": true, \"limits\": {\"cpu_seconds\": 1, "
+                                           "\"core_dump\": false}, \"max_runtime_ms\": 60000"));
+  ASSERT_TRUE(spinner.wait(60000));
+  Json c = spinner.result();
+  EXPECT_EQ(c.str("term_signal"), "SIGXCPU") << sup_result(spinner.get());
+  EXPECT_EQ(c.str("limit"), "cpu") << sup_result(spinner.get());
+}
+
+TEST(Confine, CpuLimitOfAProgramIgnoringSigxcpuIsTheHardLimitsKill) {
+  // The program ignores SIGXCPU itself (after exec, as sup cannot undo):
+  // the kernel's SIGKILL at the hard limit, a second later, still says "cpu".
+  SPAWN(p, sh("trap '' XCPU; while :; do :; done",
+              "\"limits\": {\"cpu_seconds\": 1, \"core_dump\": false}, \"max_runtime_ms\": 60000"));
+  ASSERT_TRUE(p.wait(60000));
+  Json r = p.result();
+  EXPECT_EQ(r.str("term_signal"), "SIGKILL") << sup_result(p.get());
+  EXPECT_EQ(r.str("limit"), "cpu") << sup_result(p.get());
+  EXPECT_TRUE(cJSON_IsFalse(r.get("forced_kill"))) << "the kernel's kill, not sup's";
+}
+
 TEST(Confine, MemoryLimitFailsAnAllocation) {
   EXPECT_EQ(run_probe("alloc", "512", "\"limits\": {\"memory_bytes\": 67108864}"), "ENOMEM");
   EXPECT_EQ(run_probe("alloc", "128", ""), "ok");
@@ -411,6 +477,79 @@ TEST(Confine, CgroupLimitsHoldTheTree) {
                  "\"contain\": \"cgroup\", \"limits\": {\"processes\": 20}, \"max_runtime_ms\": 2000"));
   ASSERT_TRUE(bomb.wait(20000));
   EXPECT_EQ(bomb.result().str("limit"), "processes") << sup_result(bomb.get());
+}
+
+// "Max data size" of a running child, soft limit, from /proc/PID/limits.
+std::string data_limit_of(pid_t pid) {
+  const std::string limits = slurp("/proc/" + std::to_string(pid) + "/limits");
+  const size_t at = limits.find("Max data size");
+  if (at == std::string::npos) return "<no row>";
+  std::istringstream fields(limits.substr(at + 26, limits.find('\n', at) - at - 26));
+  std::string soft;
+  fields >> soft;
+  return soft;
+}
+
+// The limit's entry in "confined", as mechanism and reason ("" if none).
+std::pair<std::string, std::string> mechanism_of(const Json& r, const char* key) {
+  const cJSON* entry = cJSON_GetObjectItemCaseSensitive(r.get("confined"), key);
+  const cJSON* m = cJSON_GetObjectItemCaseSensitive(entry, "mechanism");
+  const cJSON* why = cJSON_GetObjectItemCaseSensitive(entry, "reason");
+  return {cJSON_IsString(m) ? m->valuestring : "<none>", cJSON_IsString(why) ? why->valuestring : ""};
+}
+
+TEST(Confine, AutoWithoutACgroupNamesTheRlimitsAndWhy) {
+  // "auto" whose cgroup cannot be made (a parent off the cgroup2 hierarchy):
+  // group mode, and the limits a cgroup would hold are rlimits, the reason
+  // saying why there is no cgroup.
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"contain\": \"auto\", \"cgroup_parent\": \"/tmp\", \"user\": 64917, "
+           "\"group\": 64917, \"limits\": {\"memory_bytes\": 1073741824, \"processes\": 100}}");
+  const std::string data = data_limit_of(sup_pid(p.get()));
+  sup_abort(p.get());
+  ASSERT_TRUE(p.wait());
+  Json r = p.result();
+  EXPECT_EQ(r.str("contained"), "group");
+  EXPECT_EQ(data, "1073741824");
+  for (const char* key : {"memory_bytes", "processes"}) {
+    auto [mechanism, why] = mechanism_of(r, key);
+    EXPECT_EQ(mechanism, "rlimit") << key << ": " << sup_result(p.get());
+    EXPECT_NE(why.find("\"contain\": \"auto\" ran in group mode: "), std::string::npos) << key << ": " << why;
+    EXPECT_NE(why.find("not on a cgroup v2 hierarchy"), std::string::npos) << key << ": " << why;
+  }
+}
+
+TEST(Confine, AutoNamesTheMechanismTheChildHas) {
+  // Wherever "auto" lands (here: a cgroup without the memory and pids
+  // controllers, so rlimits), "confined" names what the child really has.
+  SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"contain\": \"auto\", \"user\": 64917, \"group\": 64917, "
+           "\"limits\": {\"memory_bytes\": 1073741824, \"processes\": 100}}");
+  const std::string data = data_limit_of(sup_pid(p.get()));
+  const std::string nproc = slurp("/proc/" + std::to_string(sup_pid(p.get())) + "/limits");
+  sup_abort(p.get());
+  ASSERT_TRUE(p.wait());
+  Json r = p.result();
+  auto [memory, memory_why] = mechanism_of(r, "memory_bytes");
+  auto [processes, processes_why] = mechanism_of(r, "processes");
+  if (memory == "rlimit") {
+    EXPECT_EQ(data, "1073741824");
+    EXPECT_FALSE(memory_why.empty()) << "an rlimit where a cgroup was asked for says why";
+    if (r.str("contained") == "cgroup")
+      EXPECT_NE(memory_why.find("memory controller"), std::string::npos) << memory_why;
+    else
+      EXPECT_NE(memory_why.find("ran in group mode"), std::string::npos) << memory_why;
+  } else {
+    EXPECT_EQ(memory, "cgroup") << sup_result(p.get());
+    EXPECT_EQ(r.str("contained"), "cgroup");
+    EXPECT_EQ(data, "unlimited");
+  }
+  if (processes == "rlimit") {
+    EXPECT_NE(nproc.find("Max processes             100"), std::string::npos) << nproc;
+    EXPECT_FALSE(processes_why.empty());
+  } else {
+    EXPECT_EQ(processes, "cgroup") << sup_result(p.get());
+  }
+  std::printf("here: contained %s, memory_bytes by %s (%s)\n", r.str("contained").c_str(), memory.c_str(),
+              memory_why.c_str());
 }
 
 TEST(Confine, ExecOnlyFromTheExecPaths) {

@@ -316,6 +316,45 @@ TEST(Contain, AutoFallsBackWhenCloneIntoTheCgroupIsRefused) {
   EXPECT_EQ(rc, 0);
 }
 
+// The limits a cgroup was to hold are rlimits in the child that "auto"
+// starts outside it, and "confined" says so, with the kernel's refusal.
+TEST(Contain, AutoFallbackAfterARefusedCloneKeepsTheLimits) {
+  SKIP_UNDER_TSAN();
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "sup's clone3 stub is x86-64 only";
+#endif
+  if (!cgroup_reason().empty()) GTEST_SKIP() << "cgroup mode unavailable here";
+  int rc = in_forked_child([] {
+    if (!refuse_libsup_clone3()) return 2;
+    sup_proc* p = nullptr;
+    if (sup_spawn("{\"argv\": [\"sleep\", \"30\"], \"contain\": \"auto\", \"user\": 64917, \"group\": 64917, "
+                  "\"limits\": {\"memory_bytes\": 1073741824, \"processes\": 100}}",
+                  &p) != 0)
+      return 3;
+    std::ifstream in("/proc/" + std::to_string(sup_pid(p)) + "/limits");
+    std::stringstream limits;
+    limits << in.rdbuf();
+    sup_abort(p);
+    if (sup_poll(p, 10000) != 1) return 4;
+    auto r = suptest::parse(sup_result(p));
+    sup_release(p);
+    if (r.str("contained") != "group") return 5;
+    if (limits.str().find("Max data size             1073741824") == std::string::npos) return 6;
+    if (limits.str().find("Max processes             100") == std::string::npos) return 7;
+    for (const char* key : {"memory_bytes", "processes"}) {
+      const cJSON* entry = cJSON_GetObjectItemCaseSensitive(r.get("confined"), key);
+      const cJSON* mechanism = cJSON_GetObjectItemCaseSensitive(entry, "mechanism");
+      const cJSON* why = cJSON_GetObjectItemCaseSensitive(entry, "reason");
+      if (!cJSON_IsString(mechanism) || std::strcmp(mechanism->valuestring, "rlimit") != 0) return 8;
+      if (!cJSON_IsString(why) || std::strstr(why->valuestring, "\"auto\" ran in group mode: clone3") == nullptr) return 9;
+    }
+    return 0;
+  });
+  // 6, 7: the child lacks a limit; 8, 9: "confined" does not say rlimit
+  // with the refusal as the reason.
+  EXPECT_EQ(rc, 0);
+}
+
 // ---- 8. sup's descriptors are never 0, 1 or 2 ------------------------------
 
 // A host with an engine running closes its stdin and stdout, spawns, then

@@ -140,16 +140,47 @@ void Confinement::remove_tmp() noexcept {
   tmp_.clear();
 }
 
-ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup* cgroup, int terminal_fd)
+void Confinement::render() {
+  std::string json = "{";
+  if (limits_) limits_->append_json(json);
+  // Limits::append_json writes ", key: ..." for each: the first comma goes.
+  if (json.compare(0, 3, "{, ") == 0) json.erase(1, 2);
+  if (!rest_.empty()) {
+    if (json.size() > 1) json += ", ";
+    json += rest_;
+  }
+  json += "}";
+  json_ = std::move(json);
+}
+
+void Confinement::fall_back_to_group(const std::string& why) noexcept {
+  if (!limits_) return;
+  try {
+    limits_->fall_back_to_group(why);
+    render();
+  } catch (...) {
+    // Out of memory: the spawn's "confined" is all there is to say.
+  }
+}
+
+ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup* cgroup, int terminal_fd,
+                         const std::string& contain_fallback)
     : kept_(std::make_unique<Confinement>()) {
   credentials_ = resolve_credentials(spec);
+  // A limit's signal is how it ends the child and how the result knows it
+  // did: an ignored SIGXFSZ leaves a write failing with EFBIG and a
+  // program that goes on, an ignored SIGXCPU a SIGKILL a second later. So
+  // the signal of a limit the spec sets starts at its default even with
+  // "keep_ignored_signals"; a program that ignores it itself still may.
+  if (spec.limits.cpu_seconds) plan.signals.reset |= uint64_t{1} << (SIGXCPU - 1);
+  if (spec.limits.file_bytes) plan.signals.reset |= uint64_t{1} << (SIGXFSZ - 1);
   const uid_t uid = child_uid(credentials_);
-  std::string& json = kept_->json_;
-  json = "{";
+  // The sandbox's and the user's entries; the limits' come first (render).
+  std::string& json = kept_->rest_;
   if (spec.limits.any()) {
-    kept_->limits_ = std::make_unique<Limits>(spec.limits, cgroup, uid == 0);
+    kept_->limits_ = std::make_unique<Limits>(spec.limits, cgroup, uid == 0, contain_fallback);
     rlimits_ = kept_->limits_->rlimits();
-    kept_->limits_->append_json(json);
+    group_rlimits_ = kept_->limits_->group_rlimits();
   }
   std::vector<std::string> extra_write;
   if (spec.sandbox.tmp) {
@@ -174,7 +205,6 @@ ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup*
   }
   if (spec.sandbox.given) {
     sandbox_ = std::make_unique<Sandbox>(spec.sandbox, extra_write, terminal_fd);
-    if (json.size() > 1) json += ", ";
     sandbox_->append_json(json);
     if (!kept_->tmp_.empty()) {
       json.pop_back();
@@ -187,7 +217,7 @@ ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup*
     child_.filter = sandbox_->filter();
   }
   if (credentials_.any()) {
-    if (json.size() > 1) json += ", ";
+    if (!json.empty()) json += ", ";
     json += "\"user\": {\"uid\": ";
     if (credentials_.uid) append_decimal(json, static_cast<int64_t>(*credentials_.uid)); else json += "null";
     json += ", \"gid\": ";
@@ -205,12 +235,12 @@ ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup*
     }
     json += "}";
   }
-  // Limits::append_json writes ", key: ..." for each: the first comma goes.
-  if (json.compare(0, 3, "{, ") == 0) json.erase(1, 2);
-  json += "}";
+  kept_->render();
 
   child_.rlimits = rlimits_.data();
   child_.rlimit_count = rlimits_.size();
+  child_.group_rlimits = group_rlimits_.data();
+  child_.group_rlimit_count = group_rlimits_.size();
   if (credentials_.groups) {
     groups_ = *credentials_.groups;
     child_.set_groups = true;

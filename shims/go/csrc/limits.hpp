@@ -39,10 +39,20 @@ class Limits {
   // cgroup mode (null otherwise), whose memory.max, memory.swap.max and
   // pids.max are written here where its parent offers the controllers.
   // child_is_root: RLIMIT_NPROC does not bind the child (root is exempt).
-  // Throws LaunchError when a cgroup file exists but cannot be written.
-  Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root);
+  // contain_fallback: why an "auto" spec has no cgroup ("" otherwise), for
+  // the result's reasons. Throws LaunchError when a cgroup file exists but
+  // cannot be written.
+  Limits(const LimitsSpec& spec, ChildCgroup* cgroup, bool child_is_root, const std::string& contain_fallback);
 
+  // What the child sets on itself when it starts in its cgroup (or in
+  // group mode from the outset).
   const std::vector<RlimitSetting>& rlimits() const noexcept { return rlimits_; }
+  // What it sets when "auto" starts it in group mode after all (the kernel
+  // refused the cgroup): the rlimits that stand in for the cgroup's files.
+  const std::vector<RlimitSetting>& group_rlimits() const noexcept { return group_rlimits_; }
+  // The child started outside its cgroup ("auto"'s fallback, why): the
+  // result names the rlimits that applied, with why as their reason.
+  void fall_back_to_group(const std::string& why);
   void append_json(std::string& out) const;
 
   // Once the main process has ended, before its cgroup is removed: the
@@ -51,9 +61,16 @@ class Limits {
   const char* limit_hit(const siginfo_t& status, const struct rusage& usage, ChildCgroup* cgroup) const noexcept;
 
  private:
+  // Chooses each limit's mechanism: the cgroup's file where cgroup offers
+  // it (written here), else the rlimit, no_cgroup saying why not.
+  void plan(ChildCgroup* cgroup, const std::string& no_cgroup, std::vector<RlimitSetting>& rlimits,
+            std::vector<LimitApplied>& applied);
+
+  LimitsSpec spec_;
+  bool child_is_root_;
   std::vector<RlimitSetting> rlimits_;
+  std::vector<RlimitSetting> group_rlimits_;
   std::vector<LimitApplied> applied_;
-  std::optional<uint64_t> cpu_seconds_;
   bool memory_in_cgroup_ = false;
   bool pids_in_cgroup_ = false;
 };

@@ -672,8 +672,11 @@ SUP_API const char *sup_signal_name(int sig);
  *                     a signal the host ignores (SIG_IGN when the child is
  *                     cloned) stays ignored in the child, as fork and exec
  *                     pass it on in a shell (nohup's SIGHUP, a trap '' PIPE),
- *                     except those of reset_signals. Handlers never pass on:
- *                     a handled signal is at its default in the child
+ *                     except those of reset_signals and the signal of a
+ *                     limit the spec sets (SIGXCPU with "cpu_seconds",
+ *                     SIGXFSZ with "file_bytes": see "limits"). Handlers
+ *                     never pass on: a handled signal is at its default in
+ *                     the child
  *   reset_signals     an array of signal names or numbers as
  *                     interrupt_signal takes them (["PIPE", "XFSZ"]): these
  *                     are at their default in the child even with
@@ -694,7 +697,14 @@ SUP_API const char *sup_signal_name(int sig);
  *                     exempt, so for a child running as root it is not
  *                     applied), file_bytes RLIMIT_FSIZE (SIGXFSZ),
  *                     open_files RLIMIT_NOFILE, core_dump false
- *                     RLIMIT_CORE 0. In cgroup mode ("contain") where the
+ *                     RLIMIT_CORE 0. SIGXCPU (with cpu_seconds) and
+ *                     SIGXFSZ (with file_bytes) start at their default in
+ *                     the child even with keep_ignored_signals, so the
+ *                     limit ends the child and "limit" says so; a program
+ *                     that ignores SIGXFSZ itself sees its write fail
+ *                     with EFBIG instead ("limit" null unless it dies of
+ *                     it), one that ignores SIGXCPU gets the SIGKILL of
+ *                     the hard limit ("limit": "cpu"). In cgroup mode ("contain") where the
  *                     host's cgroup offers the memory and pids controllers,
  *                     memory_bytes is the cgroup's memory.max (and
  *                     memory.swap.max 0) and processes its pids.max, which
@@ -939,8 +949,12 @@ SUP_API int sup_expire(sup_proc *p);
  * "mechanism" that applied it ("rlimit", "cgroup", or null with a "reason"),
  * its "scope" ("process": each process; "user": all the processes of the
  * child's user; "tree": the child's whole cgroup) and, where the tree-wide
- * cgroup could not be used, a "reason"; "sandbox" with the kernel's Landlock
- * ABI (0: none), whether the filesystem rules and the network refusal
+ * cgroup could not be used, a "reason" (a cgroup without the controller, or
+ * "\"contain\": \"auto\" ran in group mode: " and contain_fallback's text:
+ * then the child has the rlimits instead, also when the kernel refused to
+ * start it in a cgroup whose files were already written); "sandbox" with
+ * the kernel's Landlock ABI (0: none), whether the filesystem rules and
+ * the network refusal
  * ("network": null when the spec allows the network) were applied, whether
  * Landlock's TCP rules were, "not_enforced" listing what the kernel could
  * not enforce, and "tmp" (the private directory) when asked; "user" with
