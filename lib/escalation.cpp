@@ -1,6 +1,6 @@
 // Deadlines and the interrupt-then-kill escalation. One timer per process
 // carries the earliest of its deadlines (idle, max runtime, grace, pipe
-// drain); reads only move last_activity_, and the timer recomputes when it
+// drain); reads only move the idle clock (deadlines.hpp), and the timer recomputes when it
 // fires, so there are never two timers racing.
 #include <fcntl.h>
 #include <poll.h>
@@ -24,8 +24,6 @@ namespace {
 // After SIGKILL to the group, how long a pipe may stay open before the result
 // is published anyway: only a process that left the group can hold it then.
 constexpr Nanos kPipeDrainAfterKill = 100 * kNanosPerMs;
-
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 // True if a process other than a zombie is in process group pgid: a scan of
 // /proc with raw system calls only (async-signal-safe, no allocation).
@@ -372,7 +370,7 @@ bool Process::act_on_deadline() {
     }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
-    if (cause_ == Cause::none && now >= silence_deadline()) {
+    if (cause_ == Cause::none && now >= deadlines_.silence_deadline(held_back_read())) {
       // Bytes already in a pipe are activity, even if the loop has not read
       // them yet (it may have been busy): read before calling the child idle.
       for (OutputPipe* pipe : {&out_, &err_})
@@ -382,10 +380,9 @@ bool Process::act_on_deadline() {
       if (ended()) return true;
     }
     if (cause_ == Cause::none) {
-      bool idle = now >= silence_deadline();
-      bool too_long = max_runtime_ > 0 && now - called_at_ >= max_runtime_;
-      if (idle || too_long) {
-        timeout_kind_ = idle ? silence_kind() : TimeoutKind::max_runtime;
+      TimeoutKind kind;
+      if (deadlines_.over(now, held_back_read(), &kind)) {
+        timeout_kind_ = kind;
         timed_out();
       }
     }
@@ -427,9 +424,8 @@ Nanos Process::next_deadline() const noexcept {
   if (ended()) return kNever;
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
-    next = std::min(next, silence_deadline());
-    if (max_runtime_ > 0) next = std::min(next, called_at_ + max_runtime_);
-    if (!any_held_back()) next = std::min(next, input_wait_.next_look(last_activity_));
+    next = std::min(next, deadlines_.next(held_back_read()));
+    if (!any_held_back()) next = std::min(next, input_wait_.next_look(deadlines_.last_activity()));
   }
   if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
   if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);

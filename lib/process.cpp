@@ -77,9 +77,6 @@ static_assert(kKeepAllOutput == Capture::kKeepAll);
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
-      idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
-      first_output_timeout_(spec.first_output_timeout_ms * kNanosPerMs),
-      max_runtime_(spec.max_runtime_ms * kNanosPerMs),
       grace_(spec.grace_ms * kNanosPerMs),
       interrupt_signal_(spec.interrupt_signal),
       on_timeout_(spec.on_timeout),
@@ -90,6 +87,8 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
+                 spec.max_runtime_ms * kNanosPerMs, called_at),
       input_wait_(spec.input_wait_timeout_ms * kNanosPerMs) {
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM).

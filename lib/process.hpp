@@ -24,6 +24,7 @@
 #include "cgroup.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
+#include "deadlines.hpp"
 #include "engine.hpp"
 #include "input_wait.hpp"
 #include "foreground.hpp"
@@ -49,7 +50,6 @@ enum class Escalation { none, interrupt_sent, kill_sent };
 
 // Why sup ended the main process, ordered by the outcome priority.
 enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
-enum class TimeoutKind { idle, first_output, max_runtime, input };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
@@ -146,7 +146,7 @@ struct OutputPipe {
   // When the stream's reader last took bytes (sup_output_read, or the tee's
   // descriptor some copy), 0 for never: while the stream is held back, the
   // idle clock counts from this or the child's last byte, whichever is
-  // later (first_output.cpp). Written by readers, read by the loop.
+  // later (Deadlines::silence_deadline). Written by readers, read by the loop.
   std::atomic<Nanos> last_read{0};
 };
 
@@ -427,11 +427,9 @@ class Process {
   // one handed back.
   void sync_reader_watches();
 
-  // first_output.cpp: the silence limits. The deadline of the one that
-  // applies now (first output before the first byte, when set; else idle),
-  // or kNever; and which one it is.
-  Nanos silence_deadline() const noexcept;
-  TimeoutKind silence_kind() const noexcept;
+  // The latest read by the reader of a stream held back, 0 for none: the
+  // silence clock counts it as activity (Deadlines::silence_deadline).
+  Nanos held_back_read() const noexcept;
 
   // input_wait.cpp, loop thread: a look at the tree when one is due, and
   // the end when it has waited for input input_wait_timeout_ms.
@@ -556,9 +554,6 @@ class Process {
   std::atomic<bool> released_{false};
 
   // Settings from the spec, immutable.
-  const Nanos idle_timeout_;
-  const Nanos first_output_timeout_;
-  const Nanos max_runtime_;
   const Nanos grace_;
   const int interrupt_signal_;
   const TimeoutAction on_timeout_;
@@ -613,9 +608,6 @@ class Process {
   Escalation escalation_ = Escalation::none;
   Cause cause_ = Cause::none;
   TimeoutKind timeout_kind_ = TimeoutKind::idle;
-  Nanos last_activity_ = 0;
-  Nanos started_at_ = 0;    // the exec: where the first silence is counted from
-  Nanos first_output_at_ = 0;  // the first byte read, 0 until then
   Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
   Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
   Nanos tee_give_up_at_ = 0;    // after the exit, how long the tee copies may wait
@@ -692,6 +684,8 @@ class Process {
   std::unique_ptr<Confinement> confine_;
   // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
+  // The silence and runtime clock (deadlines.hpp), under work_mu_.
+  Deadlines deadlines_;
   // Whether the child waits for input (input_wait.hpp, its own locking).
   InputWait input_wait_;
 };

@@ -77,7 +77,7 @@ void Process::publish_final() {
   // went to it (sup's, or a caller's), else at its exit, as seen now.
   const Nanos ended_at = signals_sent_.empty() ? now : called_at_ + signals_sent_.front().at;
   r.waiting_for_input =
-      input_wait_.at_end(ended_at, last_activity_, cause_ == Cause::none && signals_sent_.empty());
+      input_wait_.at_end(ended_at, deadlines_.last_activity(), cause_ == Cause::none && signals_sent_.empty());
   r.duration = now - called_at_;
   r.signals_sent = std::move(signals_sent_);
   r.usage = leader_usage_;

@@ -297,7 +297,7 @@ void Process::tee_writable(OutputPipe& pipe, int status) {
       }
     }
     // The child was blocked by the host's fd, not silent.
-    last_activity_ = now_ns();
+    deadlines_.note_activity(now_ns());
     arm_deadline();
   }
   if (lifecycle_ != Lifecycle::draining) return;
