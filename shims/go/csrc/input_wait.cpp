@@ -664,7 +664,7 @@ int Process::input_wanted() {
 }
 
 void Process::look_for_input(Nanos now) {
-  if (lifecycle_ != Lifecycle::running || cause_ != Cause::none || !input_wait_.asked()) return;
+  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.asked()) return;
   // A stream held back: the child is blocked writing, not reading.
   if (any_held_back() || now < input_wait_.next_look(deadlines_.last_activity())) return;
   // Bytes already in a pipe are output, even if the loop has not read them.
@@ -673,8 +673,7 @@ void Process::look_for_input(Nanos now) {
   if (ended() || now < input_wait_.next_look(deadlines_.last_activity())) return;
   input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
   if (input_wait_.timed_out(now_ns())) {
-    timeout_kind_ = TimeoutKind::input;
-    timed_out();
+    timed_out(TimeoutKind::input);
   }
 }
 

@@ -101,14 +101,13 @@ void Process::end_unwatched(bool drain) noexcept {
   if (lifecycle_ == Lifecycle::running) {
     try {
       adopt_caller_signals();
-      cause_ = std::max(cause_, Cause::aborted);
-      if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+      escalation_.raise(Cause::aborted);
+      if (!escalation_.kill_sent()) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
       const bool delivered = !status_lost_ && send_to_child(SIGKILL);
       signal_tree(SIGKILL, 0, true);
-      escalation_ = Escalation::kill_sent;
-      forced_kill_ = forced_kill_ || delivered;
+      escalation_.killed(now_ns(), delivered, /*draining=*/false);
     }
     await_leader_exit();
     leader_exited_now();
