@@ -43,7 +43,7 @@ void Process::end_tree_after_exit() noexcept {
 }
 
 void Process::tree_after_exit() noexcept {
-  if (escalation_ != Escalation::interrupt_sent) end_tree_after_exit();
+  if (escalation_.stage() != Escalation::interrupt_sent) end_tree_after_exit();
 }
 
 void Process::signal_tree_on_loop(int sig) noexcept {

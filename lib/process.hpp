@@ -1,6 +1,7 @@
-// One supervised child. The loop thread drives it (output.cpp reads the pipes
-// and tracks activity, escalation.cpp owns the deadline and the signals,
-// result.cpp decides the outcome and builds the result); API threads read its
+// One supervised child. The loop thread drives it (output.cpp reads the pipes,
+// escalation.cpp arms the deadline and sends the signals, whose state is
+// the parts' in deadlines.hpp and escalation_state.hpp, result.cpp decides
+// the outcome and builds the result); API threads read its
 // shared state under mu_ or latch requests through atomics. A caller waiting
 // in sup_poll watches the exit and reads the pipes itself meanwhile, while
 // the loop stands back (drive_to_exit), and finishes the process under
@@ -24,6 +25,8 @@
 #include "cgroup.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
+#include "deadlines.hpp"
+#include "escalation_state.hpp"
 #include "engine.hpp"
 #include "input_wait.hpp"
 #include "foreground.hpp"
@@ -44,12 +47,6 @@ enum class Lifecycle {
   closed,    // final, and torn down: reaped, everything closed (tear_down)
 };
 
-// How far the signals sent to the process group have gone. Never goes back.
-enum class Escalation { none, interrupt_sent, kill_sent };
-
-// Why sup ended the main process, ordered by the outcome priority.
-enum class Cause { none = 0, interrupted = 1, timed_out = 2, aborted = 3 };
-enum class TimeoutKind { idle, first_output, max_runtime, input };
 
 // Requests latched from API threads (async-signal-safe) for the loop thread.
 // kWatch: the callers waiting on the process changed (sync_watches).
@@ -66,11 +63,6 @@ enum RequestBit : unsigned {
   kRearm = 16,
   kReader = 32,
   kExpire = 64
-};
-
-struct SignalSent {
-  int signal;
-  Nanos at;  // since spawn
 };
 
 // The final result. Written once by the loop thread under mu_, then immutable.
@@ -146,7 +138,7 @@ struct OutputPipe {
   // When the stream's reader last took bytes (sup_output_read, or the tee's
   // descriptor some copy), 0 for never: while the stream is held back, the
   // idle clock counts from this or the child's last byte, whichever is
-  // later (first_output.cpp). Written by readers, read by the loop.
+  // later (Deadlines::silence_deadline). Written by readers, read by the loop.
   std::atomic<Nanos> last_read{0};
 };
 
@@ -427,11 +419,9 @@ class Process {
   // one handed back.
   void sync_reader_watches();
 
-  // first_output.cpp: the silence limits. The deadline of the one that
-  // applies now (first output before the first byte, when set; else idle),
-  // or kNever; and which one it is.
-  Nanos silence_deadline() const noexcept;
-  TimeoutKind silence_kind() const noexcept;
+  // The latest read by the reader of a stream held back, 0 for none: the
+  // silence clock counts it as activity (Deadlines::silence_deadline).
+  Nanos held_back_read() const noexcept;
 
   // input_wait.cpp, loop thread: a look at the tree when one is due, and
   // the end when it has waited for input input_wait_timeout_ms.
@@ -439,7 +429,7 @@ class Process {
   // Bytes read from both streams so far (mu_ taken unless on the loop).
   uint64_t output_seen() noexcept;
 
-  // host_signal.cpp: sup_signal's records, taken into signals_sent_ by the
+  // host_signal.cpp: sup_signal's records, taken into the signals sent by the
   // loop (adopt_caller_signals), and put in time order at the end.
   void adopt_host_signals() noexcept;
   void order_signals_sent();
@@ -480,7 +470,8 @@ class Process {
   // pipes and, unless something holds them, finishes.
   void leader_gone();
   void after_leader_exit();
-  void timed_out();
+  // A limit ran out: the cause, then the interrupt or the kill (on_timeout).
+  void timed_out(TimeoutKind kind);
   void interrupt_group(Nanos now);
   void kill_group(Nanos now);
   // The group has been sent SIGKILL (by whichever thread): escalation done,
@@ -556,12 +547,6 @@ class Process {
   std::atomic<bool> released_{false};
 
   // Settings from the spec, immutable.
-  const Nanos idle_timeout_;
-  const Nanos first_output_timeout_;
-  const Nanos max_runtime_;
-  const Nanos grace_;
-  const int interrupt_signal_;
-  const TimeoutAction on_timeout_;
   const uint64_t backpressure_bytes_;
   // A held-back stream resumes once its unread bytes fall to half the
   // window, not just below it: each resume then refills half a window
@@ -610,24 +595,11 @@ class Process {
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
-  Escalation escalation_ = Escalation::none;
-  Cause cause_ = Cause::none;
-  TimeoutKind timeout_kind_ = TimeoutKind::idle;
-  Nanos last_activity_ = 0;
-  Nanos started_at_ = 0;    // the exec: where the first silence is counted from
-  Nanos first_output_at_ = 0;  // the first byte read, 0 until then
-  Nanos kill_at_ = 0;        // when interrupt_sent turns into SIGKILL
-  Nanos give_up_pipes_at_ = 0;  // after SIGKILL, how long the pipes may stay open
-  Nanos tee_give_up_at_ = 0;    // after the exit, how long the tee copies may wait
   siginfo_t leader_status_{};
   // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
   // status is gone, and its pid, so the group id, may be reused at any time.
   bool status_lost_ = false;
   struct rusage leader_usage_ {};
-  // At most an interrupt and a SIGKILL: reserved for both up front, so that
-  // recording one on the loop thread never allocates.
-  std::vector<SignalSent> signals_sent_;
-  bool forced_kill_ = false;
   bool backpressure_lifted_ = false;
 
   // Shared with API threads.
@@ -692,6 +664,14 @@ class Process {
   std::unique_ptr<Confinement> confine_;
   // Under mu_: where the kept bytes went in result_json_, if they moved.
   KeptInText kept_in_text_[2];
+  // The silence and runtime clock (deadlines.hpp), under work_mu_.
+  Deadlines deadlines_;
+  // The cause, the interrupt-then-kill stage, the signals recorded
+  // (escalation_state.hpp), under work_mu_ but for its immutable settings.
+  // What callers send without that lock stays latched in the atomics above
+  // (caller_kill_at_, interrupt_latch_): they are read and written by API
+  // threads, async-signal-safe, and adopted into it under work_mu_.
+  EscalationState escalation_;
   // Whether the child waits for input (input_wait.hpp, its own locking).
   InputWait input_wait_;
 };

@@ -23,10 +23,10 @@ void Process::maybe_finish() {
 }
 
 int Process::decide_outcome() const noexcept {
-  switch (cause_) {
+  switch (escalation_.cause()) {
     case Cause::aborted: return SUP_OUTCOME_ABORTED;
     case Cause::timed_out:
-      return timeout_kind_ == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
+      return escalation_.timeout_kind() == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
     case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
     case Cause::none: break;
   }
@@ -54,7 +54,7 @@ void Process::publish_final() {
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (!status_lost_ && escalation_ != Escalation::kill_sent) send_to_child(SIGKILL, /*answer=*/false);
+  if (!status_lost_ && !escalation_.kill_sent()) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
   hand_back_terminal();
   lifecycle_ = Lifecycle::final;
@@ -67,19 +67,20 @@ void Process::publish_final() {
     r.exit_code = leader_status_.si_status;
   else
     r.term_signal = leader_status_.si_status;
-  r.forced_kill = forced_kill_;
+  r.forced_kill = escalation_.forced_kill();
   if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
-    r.phase = timeout_kind_ == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT
-              : timeout_kind_ == TimeoutKind::input      ? SUP_PHASE_INPUT
+    r.phase = escalation_.timeout_kind() == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT
+              : escalation_.timeout_kind() == TimeoutKind::input      ? SUP_PHASE_INPUT
                                                          : SUP_PHASE_IDLE;
   order_signals_sent();
   // Whether it was waiting for input when it ended: when the first signal
   // went to it (sup's, or a caller's), else at its exit, as seen now.
-  const Nanos ended_at = signals_sent_.empty() ? now : called_at_ + signals_sent_.front().at;
+  const std::vector<SignalSent>& sent = escalation_.signals();
+  const Nanos ended_at = sent.empty() ? now : called_at_ + sent.front().at;
   r.waiting_for_input =
-      input_wait_.at_end(ended_at, last_activity_, cause_ == Cause::none && signals_sent_.empty());
+      input_wait_.at_end(ended_at, deadlines_.last_activity(), escalation_.cause() == Cause::none && sent.empty());
   r.duration = now - called_at_;
-  r.signals_sent = std::move(signals_sent_);
+  r.signals_sent = escalation_.take_signals();
   r.usage = leader_usage_;
   // Before close_tree removes the cgroup, whose event counts say it.
   if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
@@ -191,8 +192,8 @@ void Process::shutdown() {
   if (final_on_loop()) return;
   adopt_caller_signals();
   if (lifecycle_ == Lifecycle::running) {
-    cause_ = std::max(cause_, Cause::aborted);
-    if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+    escalation_.raise(Cause::aborted);
+    if (!escalation_.kill_sent()) kill_group(now_ns());
     // Blocking: SIGKILL takes effect promptly and the library is going away.
     await_leader_exit();
     leader_exited_now();

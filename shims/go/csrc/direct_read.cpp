@@ -24,7 +24,7 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   const auto* self = static_cast<const Process*>(handle);
   const OutputPipe& pipe = stream == SUP_STDERR ? self->err_ : self->out_;
   for (const void* at : {static_cast<const void*>(&self->pins_), static_cast<const void*>(&self->work_mu_),
-                         static_cast<const void*>(&self->last_activity_), static_cast<const void*>(&self->published_),
+                         static_cast<const void*>(&self->deadlines_), static_cast<const void*>(&self->published_),
                          static_cast<const void*>(&self->mu_), static_cast<const void*>(&self->waiters_)})
     __builtin_prefetch(at, 1);
   // The pipe: its descriptor, the capture's fields, the reader's position.

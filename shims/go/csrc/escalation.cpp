@@ -1,7 +1,9 @@
-// Deadlines and the interrupt-then-kill escalation. One timer per process
+// Deadlines and the interrupt-then-kill escalation, as Process acts on them:
+// the signals, the callers' latches, the exit. One timer per process
 // carries the earliest of its deadlines (idle, max runtime, grace, pipe
-// drain); reads only move last_activity_, and the timer recomputes when it
-// fires, so there are never two timers racing.
+// drain); reads only move the idle clock (deadlines.hpp), and the timer
+// recomputes when it fires, so there are never two timers racing. The
+// state is the parts' (deadlines.hpp, escalation_state.hpp).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,12 +22,6 @@
 
 namespace sup {
 namespace {
-
-// After SIGKILL to the group, how long a pipe may stay open before the result
-// is published anyway: only a process that left the group can hold it then.
-constexpr Nanos kPipeDrainAfterKill = 100 * kNanosPerMs;
-
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 // True if a process other than a zombie is in process group pgid: a scan of
 // /proc with raw system calls only (async-signal-safe, no allocation).
@@ -149,7 +145,8 @@ bool Process::kill_from_caller() noexcept {
 Nanos Process::interrupt_from_caller() noexcept {
   // An interrupt signal of SIGKILL is a kill: the loop sends it, so that
   // the group is never killed twice over by two paths.
-  if (interrupt_signal_ == SIGKILL) return 0;
+  const int interrupt_signal = escalation_.interrupt_signal();
+  if (interrupt_signal == SIGKILL) return 0;
   if (interrupt_latch_.load(std::memory_order_acquire) != 0) return 0;  // sent already
   int saved_errno = errno;
   Nanos sent_at = 0;
@@ -159,11 +156,11 @@ Nanos Process::interrupt_from_caller() noexcept {
     Nanos free = 0;
     const Nanos now = now_ns();
     if (interrupt_latch_.compare_exchange_strong(free, now, std::memory_order_acq_rel)) {
-      if (send_to_child(interrupt_signal_)) {
+      if (send_to_child(interrupt_signal)) {
         // A stopped process cannot act on the signal until it is continued.
-        if (interrupt_signal_ != SIGCONT) send_to_child(SIGCONT, /*answer=*/false);
+        if (interrupt_signal != SIGCONT) send_to_child(SIGCONT, /*answer=*/false);
         // Cgroup mode: the rest of the tree too (contain.cpp).
-        signal_tree(interrupt_signal_, interrupt_signal_ != SIGCONT ? SIGCONT : 0, true);
+        signal_tree(interrupt_signal, interrupt_signal != SIGCONT ? SIGCONT : 0, true);
         sent_at = now;
       } else {
         // Reached nobody: not sent, so not on record (the latch stays
@@ -186,7 +183,7 @@ int Process::request_interrupt(Nanos sent_at) noexcept {
   // backpressure: a held-back child may need its pipe read at once to say
   // its last words.
   const bool can_wait = sent_at != 0 && backpressure_bytes_ == 0;
-  return request(kInterrupt, can_wait ? sent_at + grace_ : 0);
+  return request(kInterrupt, can_wait ? sent_at + escalation_.grace() : 0);
 }
 
 bool Process::take_interrupt_latch() noexcept {
@@ -198,7 +195,7 @@ void Process::adopt_caller_signals() {
   if (ended()) return;
   adopt_host_signals();
   Nanos kill_at = caller_kill_at_.load(std::memory_order_acquire);
-  if (escalation_ == Escalation::kill_sent) kill_at = 0;  // the loop's, or adopted already
+  if (escalation_.kill_sent()) kill_at = 0;  // the loop's, or adopted already
   // A kill closes the latch (kill_from_caller did so already): a caller's
   // interrupt still in it came before the kill, and is recorded before it.
   if (kill_at != 0) take_interrupt_latch();
@@ -208,9 +205,9 @@ void Process::adopt_caller_signals() {
     // The caller saw the main process running when it sent the kill
     // (enter_caller_window): its request decides the outcome, even if the
     // loop has seen the exit since. Recorded as sent, it was sent.
-    cause_ = std::max(cause_, Cause::aborted);
+    escalation_.raise(Cause::aborted);
     lift_backpressure();
-    signals_sent_.push_back({SIGKILL, kill_at - called_at_});
+    escalation_.record(SIGKILL, kill_at);
     group_killed(now_ns(), /*delivered=*/true);
   }
 }
@@ -220,13 +217,10 @@ void Process::adopt_caller_interrupt(Nanos at) {
   interrupt_latch_.store(kLatchClosed, std::memory_order_release);
   // The caller saw the main process running when it sent the signal, as in
   // adopt_caller_signals: the outcome is the interrupt's.
-  cause_ = std::max(cause_, Cause::interrupted);
+  escalation_.raise(Cause::interrupted);
   lift_backpressure();
-  signals_sent_.push_back({interrupt_signal_, at - called_at_});
-  if (escalation_ == Escalation::none) {
-    escalation_ = Escalation::interrupt_sent;
-    kill_at_ = at + grace_;
-  }
+  escalation_.record(escalation_.interrupt_signal(), at);
+  escalation_.interrupt_sent(at);
 }
 
 void Process::on_leader_exit() {
@@ -264,11 +258,11 @@ void Process::after_leader_exit() {
   if (out_done) close_pipe(out_);
   if (err_done) close_pipe(err_);
   Nanos now = now_ns();
-  if (escalation_ == Escalation::kill_sent || status_lost_ || tree_ended_) {
+  if (escalation_.kill_sent() || status_lost_ || tree_ended_) {
     // With the leader reaped elsewhere the group can no longer be signaled
     // safely: wait for the pipes as briefly as after a SIGKILL.
-    if (give_up_pipes_at_ == 0) give_up_pipes_at_ = now + kPipeDrainAfterKill;
-  } else if (escalation_ == Escalation::none) {
+    escalation_.give_up_pipes_soon(now);
+  } else if (escalation_.stage() == Escalation::none) {
     // A pipe still open after the drain is held by something the main
     // process left behind.
     if (out_.open() || err_.open()) interrupt_group(now);
@@ -306,19 +300,17 @@ void Process::handle_requests_locked() {
   }
   Nanos now = now_ns();
   if (bits & kAbort) {
-    if (lifecycle_ == Lifecycle::running) cause_ = std::max(cause_, Cause::aborted);
-    if (escalation_ != Escalation::kill_sent) kill_group(now);
+    if (lifecycle_ == Lifecycle::running) escalation_.raise(Cause::aborted);
+    if (!escalation_.kill_sent()) kill_group(now);
   }
   // sup_expire: what the max runtime's deadline would do now
   // (act_on_deadline), and, as there, nothing once sup is ending the child
   // for another reason: the first cause stands.
-  if ((bits & kExpire) && lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
-    timeout_kind_ = TimeoutKind::max_runtime;
-    timed_out();
-  }
+  if ((bits & kExpire) && lifecycle_ == Lifecycle::running && escalation_.cause() == Cause::none)
+    timed_out(TimeoutKind::max_runtime);
   if ((bits & kInterrupt) && lifecycle_ == Lifecycle::running) {
-    cause_ = std::max(cause_, Cause::interrupted);
-    if (escalation_ == Escalation::none) interrupt_group(now);
+    escalation_.raise(Cause::interrupted);
+    if (escalation_.stage() == Escalation::none) interrupt_group(now);
   }
   arm_deadline();
 }
@@ -366,13 +358,13 @@ bool Process::act_on_deadline() {
     }
     // Waiting for input (input_wait.cpp): looked at once output is quiet,
     // when asked; ends the child after input_wait_timeout_ms of it.
-    if (cause_ == Cause::none) {
+    if (escalation_.cause() == Cause::none) {
       look_for_input(now);
       if (ended()) return true;
     }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
-    if (cause_ == Cause::none && now >= silence_deadline()) {
+    if (escalation_.cause() == Cause::none && now >= deadlines_.silence_deadline(held_back_read())) {
       // Bytes already in a pipe are activity, even if the loop has not read
       // them yet (it may have been busy): read before calling the child idle.
       for (OutputPipe* pipe : {&out_, &err_})
@@ -381,35 +373,25 @@ bool Process::act_on_deadline() {
         }
       if (ended()) return true;
     }
-    if (cause_ == Cause::none) {
-      bool idle = now >= silence_deadline();
-      bool too_long = max_runtime_ > 0 && now - called_at_ >= max_runtime_;
-      if (idle || too_long) {
-        timeout_kind_ = idle ? silence_kind() : TimeoutKind::max_runtime;
-        timed_out();
-      }
-    }
+    TimeoutKind kind;
+    if (escalation_.cause() == Cause::none && deadlines_.over(now, held_back_read(), &kind)) timed_out(kind);
   }
-  if (!ended() && escalation_ == Escalation::interrupt_sent && now >= kill_at_)
-    kill_group(now);
-  if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0 && now >= give_up_pipes_at_) {
-    finish();
-    return true;
-  }
-  // The host's fd took no tee copy for kTeeStall: the rest is dropped.
-  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0 && now >= tee_give_up_at_) {
+  if (!ended() && escalation_.kill_due(now)) kill_group(now);
+  // The pipes after a kill, or the tee copies the host's fd stopped taking
+  // (kTeeStall): the rest is dropped.
+  if (lifecycle_ == Lifecycle::draining && escalation_.end_waits_over(now)) {
     finish();
     return true;
   }
   return ended();
 }
 
-void Process::timed_out() {
+void Process::timed_out(TimeoutKind kind) {
   Nanos now = now_ns();
-  cause_ = std::max(cause_, Cause::timed_out);
-  if (on_timeout_ == TimeoutAction::kill) {
-    if (escalation_ != Escalation::kill_sent) kill_group(now);
-  } else if (escalation_ == Escalation::none) {
+  escalation_.time_out(kind);
+  if (escalation_.on_timeout() == TimeoutAction::kill) {
+    if (!escalation_.kill_sent()) kill_group(now);
+  } else if (escalation_.stage() == Escalation::none) {
     interrupt_group(now);
   }
 }
@@ -426,15 +408,11 @@ void Process::arm_deadline() {
 Nanos Process::next_deadline() const noexcept {
   if (ended()) return kNever;
   Nanos next = kNever;
-  if (lifecycle_ == Lifecycle::running && cause_ == Cause::none) {
-    next = std::min(next, silence_deadline());
-    if (max_runtime_ > 0) next = std::min(next, called_at_ + max_runtime_);
-    if (!any_held_back()) next = std::min(next, input_wait_.next_look(last_activity_));
+  if (lifecycle_ == Lifecycle::running && escalation_.cause() == Cause::none) {
+    next = std::min(next, deadlines_.next(held_back_read()));
+    if (!any_held_back()) next = std::min(next, input_wait_.next_look(deadlines_.last_activity()));
   }
-  if (escalation_ == Escalation::interrupt_sent) next = std::min(next, kill_at_);
-  if (lifecycle_ == Lifecycle::draining && give_up_pipes_at_ != 0) next = std::min(next, give_up_pipes_at_);
-  if (lifecycle_ == Lifecycle::draining && tee_give_up_at_ != 0) next = std::min(next, tee_give_up_at_);
-  return next;
+  return std::min(next, escalation_.next(lifecycle_ == Lifecycle::draining));
 }
 
 void Process::interrupt_group(Nanos now) {
@@ -445,15 +423,15 @@ void Process::interrupt_group(Nanos now) {
     adopt_caller_signals();  // a caller sent it first
     return;
   }
-  const bool delivered = signal_group(interrupt_signal_, now, true);
-  if (interrupt_signal_ == SIGKILL) {
+  const int interrupt_signal = escalation_.interrupt_signal();
+  const bool delivered = signal_group(interrupt_signal, now, true);
+  if (interrupt_signal == SIGKILL) {
     group_killed(now, delivered);
     return;
   }
   // A stopped process cannot act on the signal until it is continued.
-  if (interrupt_signal_ != SIGCONT) signal_group(SIGCONT, now, false);
-  escalation_ = Escalation::interrupt_sent;
-  kill_at_ = now + grace_;
+  if (interrupt_signal != SIGCONT) signal_group(SIGCONT, now, false);
+  escalation_.interrupt_sent(now);
 }
 
 void Process::kill_group(Nanos now) {
@@ -461,16 +439,14 @@ void Process::kill_group(Nanos now) {
   // No caller interrupt after the kill; one that came first is recorded first.
   take_interrupt_latch();
   adopt_caller_signals();
-  if (escalation_ == Escalation::kill_sent) return;  // a caller's kill, adopted
+  if (escalation_.kill_sent()) return;  // a caller's kill, adopted
   // Timed after the latch closed: an interrupt adopted above was earlier.
   now = std::max(now, now_ns());
   group_killed(now, signal_group(SIGKILL, now, true));
 }
 
 void Process::group_killed(Nanos now, bool delivered) {
-  escalation_ = Escalation::kill_sent;
-  if (delivered) forced_kill_ = true;
-  if (lifecycle_ == Lifecycle::draining) give_up_pipes_at_ = now + kPipeDrainAfterKill;
+  escalation_.killed(now, delivered, lifecycle_ == Lifecycle::draining);
 }
 
 bool Process::signal_group(int sig, Nanos now, bool record) {
@@ -480,7 +456,7 @@ bool Process::signal_group(int sig, Nanos now, bool record) {
   // unless the host reaped it.
   if (status_lost_) return false;
   const bool delivered = send_to_child(sig, /*answer=*/record);
-  if (record && delivered) signals_sent_.push_back({sig, now - called_at_});
+  if (record && delivered) escalation_.record(sig, now);
   return delivered;
 }
 

@@ -57,7 +57,7 @@ void Process::adopt_host_signals() noexcept {
     const int sig = s.signal.load(std::memory_order_acquire);
     if (sig == 0) break;
     try {
-      signals_sent_.push_back({sig, s.at.load(std::memory_order_relaxed) - called_at_});
+      escalation_.record(sig, s.at.load(std::memory_order_relaxed));
     } catch (...) {
       // Out of memory: sent, not listed.
     }
@@ -69,8 +69,7 @@ void Process::order_signals_sent() {
   // The host's signals are adopted when the loop next looks, after signals
   // it may have sent itself meanwhile: the list is put in time order.
   if (host_sent_adopted_ == 0) return;
-  std::stable_sort(signals_sent_.begin(), signals_sent_.end(),
-                   [](const SignalSent& a, const SignalSent& b) { return a.at < b.at; });
+  escalation_.sort_signals();
 }
 
 }  // namespace sup

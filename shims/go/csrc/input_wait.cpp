@@ -31,8 +31,6 @@
 namespace sup {
 namespace {
 
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
-
 // A tree larger than this is looked at in part: the cost of a look must
 // stay in milliseconds. What is not looked at cannot count as waiting.
 constexpr int kMaxProcesses = 256;
@@ -666,17 +664,16 @@ int Process::input_wanted() {
 }
 
 void Process::look_for_input(Nanos now) {
-  if (lifecycle_ != Lifecycle::running || cause_ != Cause::none || !input_wait_.asked()) return;
+  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.asked()) return;
   // A stream held back: the child is blocked writing, not reading.
-  if (any_held_back() || now < input_wait_.next_look(last_activity_)) return;
+  if (any_held_back() || now < input_wait_.next_look(deadlines_.last_activity())) return;
   // Bytes already in a pipe are output, even if the loop has not read them.
   for (OutputPipe* pipe : {&out_, &err_})
     if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
-  if (ended() || now < input_wait_.next_look(last_activity_)) return;
+  if (ended() || now < input_wait_.next_look(deadlines_.last_activity())) return;
   input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
   if (input_wait_.timed_out(now_ns())) {
-    timeout_kind_ = TimeoutKind::input;
-    timed_out();
+    timed_out(TimeoutKind::input);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -48,8 +49,7 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
 void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   pid_ = pid;
-  last_activity_ = started_at;
-  started_at_ = started_at;
+  deadlines_.launched(started_at);
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
   stdin_fd_ = std::move(stdin_fd);
@@ -101,14 +101,13 @@ void Process::end_unwatched(bool drain) noexcept {
   if (lifecycle_ == Lifecycle::running) {
     try {
       adopt_caller_signals();
-      cause_ = std::max(cause_, Cause::aborted);
-      if (escalation_ != Escalation::kill_sent) kill_group(now_ns());
+      escalation_.raise(Cause::aborted);
+      if (!escalation_.kill_sent()) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
       const bool delivered = !status_lost_ && send_to_child(SIGKILL);
       signal_tree(SIGKILL, 0, true);
-      escalation_ = Escalation::kill_sent;
-      forced_kill_ = forced_kill_ || delivered;
+      escalation_.killed(now_ns(), delivered, /*draining=*/false);
     }
     await_leader_exit();
     leader_exited_now();
@@ -266,13 +265,16 @@ void Process::pipe_ended(OutputPipe& pipe) {
 }
 
 void Process::note_output() noexcept {
-  last_activity_ = now_ns();
-  if (first_output_at_ != 0) return;
-  first_output_at_ = last_activity_;
-  // The idle limit now applies, and may end sooner than the first-output
-  // deadline the loop armed: it arms the new one. (A deadline that only
-  // moves later is re-armed when the timer fires.)
-  if (first_output_timeout_ > 0 && idle_timeout_ > 0) request(kRearm);
+  // The first byte: the idle limit now applies, and may end sooner than the
+  // first-output deadline the loop armed; the loop arms the new one.
+  if (deadlines_.note_output(now_ns())) request(kRearm);
+}
+
+Nanos Process::held_back_read() const noexcept {
+  Nanos last = 0;
+  for (const OutputPipe* pipe : {&out_, &err_})
+    if (pipe->paused) last = std::max(last, pipe->last_read.load(std::memory_order_relaxed));
+  return last;
 }
 
 bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
@@ -391,7 +393,7 @@ void Process::resume_held_back() {
   }
   if (!resumed) return;
   // The child was blocked by our reader, not silent: its idle clock restarts.
-  last_activity_ = now_ns();
+  deadlines_.note_activity(now_ns());
   if (lifecycle_ == Lifecycle::draining)
     after_leader_exit();
   else

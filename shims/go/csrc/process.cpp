@@ -77,12 +77,6 @@ static_assert(kKeepAllOutput == Capture::kKeepAll);
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
-      idle_timeout_(spec.idle_timeout_ms * kNanosPerMs),
-      first_output_timeout_(spec.first_output_timeout_ms * kNanosPerMs),
-      max_runtime_(spec.max_runtime_ms * kNanosPerMs),
-      grace_(spec.grace_ms * kNanosPerMs),
-      interrupt_signal_(spec.interrupt_signal),
-      on_timeout_(spec.on_timeout),
       backpressure_bytes_(spec.backpressure_bytes),
       stdin_pipe_(spec.stdin_mode == StdinMode::pipe || spec.pty),
       terminal_(spec.pty),
@@ -90,10 +84,13 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
+                 spec.max_runtime_ms * kNanosPerMs, called_at),
+      escalation_(spec.grace_ms * kNanosPerMs, spec.interrupt_signal, spec.on_timeout, called_at),
       input_wait_(spec.input_wait_timeout_ms * kNanosPerMs) {
   // What the loop thread would otherwise allocate, made here, where running
-  // out of memory is an error the caller gets (SUP_ENOMEM).
-  signals_sent_.reserve(2);
+  // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
+  // room is reserved by escalation_.
   out_.routed = route_name(spec.stdout_route);
   err_.routed = route_name(spec.stderr_route);
   if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);

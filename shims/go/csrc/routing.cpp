@@ -20,7 +20,6 @@ namespace {
 
 // After the main process has exited, the result waits for the host's fd to
 // take the tee's last copies as long as it takes some byte within this.
-constexpr Nanos kTeeStall = 1000 * kNanosPerMs;
 
 [[noreturn]] void fail_errno(const char* what) {
   int err = errno;
@@ -297,11 +296,11 @@ void Process::tee_writable(OutputPipe& pipe, int status) {
       }
     }
     // The child was blocked by the host's fd, not silent.
-    last_activity_ = now_ns();
+    deadlines_.note_activity(now_ns());
     arm_deadline();
   }
   if (lifecycle_ != Lifecycle::draining) return;
-  if (progress) tee_give_up_at_ = now_ns() + kTeeStall;
+  if (progress) escalation_.copies_progressed(now_ns());
   if (copies_pending())
     arm_deadline();
   else
@@ -310,7 +309,7 @@ void Process::tee_writable(OutputPipe& pipe, int status) {
 
 bool Process::copies_pending() const noexcept {
   // After sup_abort or sup_release nothing waits for the host's fd.
-  if (cause_ == Cause::aborted) return false;
+  if (escalation_.cause() == Cause::aborted) return false;
   for (const OutputPipe* pipe : {&out_, &err_})
     if (pipe->tee && pipe->tee_watch && pipe->tee->pending() > 0) return true;
   return false;
@@ -326,7 +325,7 @@ void Process::finish_after_copies() {
   exit_watch_.close();
   close_pipe(out_);
   close_pipe(err_);
-  if (tee_give_up_at_ == 0) tee_give_up_at_ = now_ns() + kTeeStall;
+  escalation_.copies_wait_from(now_ns());
   arm_deadline();
 }
 
