@@ -9,7 +9,8 @@
 # - cargo test without and with the tokio feature (unit, integration and
 #   doctests), libsup found through the build dir's pkg-config file as a
 #   user's PKG_CONFIG_PATH would find it, linked dynamically; and the
-#   host-death test with the `bundled` feature (libsup compiled in);
+#   host-death test with the `bundled` feature (libsup compiled in) and with
+#   SUP_BUILD_DIR (the build dir's libsup.a linked in);
 # - two fresh cargo projects outside the checkout, each depending only on
 #   `sup` as README.md's Install block says, run with `cargo run` with no
 #   PKG_CONFIG_PATH, rpath or LD_LIBRARY_PATH: its `path = ...` line, linking
@@ -58,6 +59,8 @@ rc=0
   # A host killed with libsup compiled in (feature bundled): no sup-sentinel
   # is found from there, and the test binary runs itself as the sentinel.
   cargo test -q --features bundled --test host_death 2>&1 | tee -a "$log" || r=1
+  # The same with the build dir's libsup.a linked in (SUP_BUILD_DIR).
+  SUP_BUILD_DIR=$build cargo test -q --test host_death 2>&1 | tee -a "$log" || r=1
   exit $r
 ) || rc=1
 
