@@ -83,13 +83,18 @@ path_dep=$(sed "s|path = \"[^\"]*\"|path = \"$here/sup\"|" <<<"$path_dep")
 # The git recipe fetches from a repository holding this checkout's files as
 # they are now (committed or not), at a fixed place and with fixed dates, so
 # that the same sources give the same commit and cargo's cache is reused.
+# Only what cargo reads is copied: every directory holding a Cargo manifest
+# (cargo looks through them all for the package `sup`), lib/ and include/
+# (the `bundled` feature's sources); a change elsewhere in the checkout then
+# keeps the commit, and cargo does not compile libsup again.
 # Fetching a git dependency is not allowed with --offline, so the registry's
 # crates come from a directory made from cargo's cache (cargo vendor
 # --offline): nothing is downloaded.
 gitdir=$build/rust-shim-git
 rm -rf "$gitdir/sup"
 mkdir -p "$gitdir/sup"
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard -- lib include \
+    $(git ls-files --cached --others --exclude-standard -- '*Cargo.toml' | xargs -n1 dirname | sort -u) |
   tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$gitdir/sup" -xf -
 (cd "$gitdir/sup" && git init -q && git add -A &&
   GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
