@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check of the Rust shim against an already-built meson build dir:
 #   shims/rust/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
-# cargo's output goes to BUILD_DIR/rust-shim and BUILD_DIR/rust-shim-fresh;
-# BUILD_DIR/rust-shim-git holds the git recipe's repository and crates.
+# cargo's output goes to BUILD_DIR/rust-shim, rust-shim-static and
+# rust-shim-fresh; BUILD_DIR/rust-shim-git holds the git recipe's repository
+# and crates.
 # Checks:
 # - clippy -D warnings on every target (with the tokio feature), and rustdoc
 #   -D warnings (broken links) without and with it;
@@ -59,8 +60,11 @@ rc=0
   # A host killed with libsup compiled in (feature bundled): no sup-sentinel
   # is found from there, and the test binary runs itself as the sentinel.
   cargo test -q --features bundled --test host_death 2>&1 | tee -a "$log" || r=1
-  # The same with the build dir's libsup.a linked in (SUP_BUILD_DIR).
-  SUP_BUILD_DIR=$build cargo test -q --test host_death 2>&1 | tee -a "$log" || r=1
+  # The same with the build dir's libsup.a linked in (SUP_BUILD_DIR), in a
+  # target dir of its own: sharing one, each run would rebuild sup-sys and
+  # all that depends on it twice (its build script reads SUP_BUILD_DIR).
+  SUP_BUILD_DIR=$build CARGO_TARGET_DIR=$build/rust-shim-static \
+    cargo test -q --test host_death 2>&1 | tee -a "$log" || r=1
   exit $r
 ) || rc=1
 
