@@ -6,6 +6,7 @@ package sup
 import "C"
 
 import (
+	"encoding/json"
 	"runtime"
 	"strconv"
 )
@@ -153,4 +154,95 @@ func (p *Process) InputWanted() (bool, error) {
 		return false, cerr("input_wanted", rc)
 	}
 	return rc == 1, nil
+}
+
+// Confinement is Result.Confined decoded: what confined the child and how,
+// one entry per limit given (nil: not given), the sandbox and the ids.
+type Confinement struct {
+	MemoryBytes *AppliedLimit   `json:"memory_bytes"`
+	CPUSeconds  *AppliedLimit   `json:"cpu_seconds"`
+	Processes   *AppliedLimit   `json:"processes"`
+	FileBytes   *AppliedLimit   `json:"file_bytes"`
+	OpenFiles   *AppliedLimit   `json:"open_files"`
+	CoreDump    *AppliedLimit   `json:"core_dump"` // Value 0: RLIMIT_CORE 0
+	Sandbox     *AppliedSandbox `json:"sandbox"`
+	User        *AppliedUser    `json:"user"`
+}
+
+// AppliedLimit is how one limit was applied.
+type AppliedLimit struct {
+	// Value is the limit given (0 for NoCoreDump).
+	Value int64
+	// Mechanism is "rlimit" or "cgroup"; "" when nothing could apply it
+	// (Processes for a child running as root, which RLIMIT_NPROC exempts),
+	// with Reason saying why.
+	Mechanism string
+	// Scope is whom it bounds: "process" (each process), "user" (all the
+	// processes of the child's user), "tree" (the child's cgroup).
+	Scope string
+	// Reason says why the tree-wide cgroup was not used, or why nothing
+	// applied; "" otherwise.
+	Reason string
+}
+
+// UnmarshalJSON reads the library's entry, whose "value" is a number, or
+// false for core_dump.
+func (l *AppliedLimit) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Value     json.RawMessage `json:"value"`
+		Mechanism *string         `json:"mechanism"`
+		Scope     *string         `json:"scope"`
+		Reason    *string         `json:"reason"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*l = AppliedLimit{}
+	if string(v.Value) != "false" {
+		if err := json.Unmarshal(v.Value, &l.Value); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		to   *string
+		from *string
+	}{{&l.Mechanism, v.Mechanism}, {&l.Scope, v.Scope}, {&l.Reason, v.Reason}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+	return nil
+}
+
+// AppliedSandbox is the Landlock and seccomp sandbox as applied.
+type AppliedSandbox struct {
+	LandlockABI int  `json:"landlock_abi"` // 0: no Landlock
+	Filesystem  bool `json:"filesystem"`   // the filesystem rules were applied
+	// Network is whether the network refusal was applied; nil when the
+	// sandbox allows the network.
+	Network     *bool    `json:"network"`
+	LandlockTCP bool     `json:"landlock_tcp"` // Landlock's TCP rules (ABI 4)
+	NoNewPrivs  bool     `json:"no_new_privs"`
+	NotEnforced []string `json:"not_enforced"` // what the kernel could not enforce
+	Tmp         string   `json:"tmp"`          // the private TMPDIR (Sandbox.Tmp); "" when not asked
+}
+
+// AppliedUser is the ids the child was given; nil: unchanged.
+type AppliedUser struct {
+	UID    *uint32  `json:"uid"`
+	GID    *uint32  `json:"gid"`
+	Groups []uint32 `json:"groups"`
+}
+
+// Confinement decodes Confined; nil, nil without limits, sandbox or
+// credentials.
+func (r *Result) Confinement() (*Confinement, error) {
+	if r.Confined == nil {
+		return nil, nil
+	}
+	c := new(Confinement)
+	if err := json.Unmarshal(r.Confined, c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

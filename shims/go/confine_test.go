@@ -79,6 +79,11 @@ func TestLimitsFileBytes(t *testing.T) {
 	if !strings.Contains(string(res.Confined), `"file_bytes"`) || !strings.Contains(string(res.JSON()), `"confined": {`) {
 		t.Fatalf("confined %s", res.Confined)
 	}
+	conf, err := res.Confinement()
+	if err != nil || conf.FileBytes == nil || conf.FileBytes.Value != 4096 || conf.FileBytes.Mechanism != "rlimit" ||
+		conf.FileBytes.Scope != "process" || conf.CoreDump == nil || conf.CoreDump.Value != 0 || conf.CPUSeconds != nil || conf.Sandbox != nil {
+		t.Fatalf("Confinement: %+v %v from %s", conf, err, res.Confined)
+	}
 	_, err = sup.Command("true").Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +93,34 @@ func TestLimitsFileBytes(t *testing.T) {
 	var se *sup.Error
 	if !errors.As(err, &se) || !strings.Contains(se.Detail, "limits.open_files") {
 		t.Fatalf("negative limit: %v", err)
+	}
+}
+
+// Limits: a CPU limit of 1 s ends a spinner (SIGXCPU, or SIGKILL a second
+// later), named in Limit.
+func TestLimitsCPUSeconds(t *testing.T) {
+	c := sup.Command("sh", "-c", "while :; do :; done")
+	c.Limits = &sup.Limits{CPUSeconds: 1}
+	c.MaxRuntime = 2 * time.Minute
+	t0 := time.Now()
+	res, err := c.Run(context.Background())
+	if res == nil {
+		t.Fatalf("run: %v", err)
+	}
+	t.Logf("cpu_seconds 1 ended the spinner after %v: %v", time.Since(t0), res)
+	if (res.Signal != syscall.SIGXCPU && res.Signal != syscall.SIGKILL) || res.Limit != "cpu" || res.Outcome != sup.Signaled {
+		t.Fatalf("not ended by the limit: %v, limit %q", res, res.Limit)
+	}
+	conf, err := res.Confinement()
+	if err != nil || conf.CPUSeconds == nil || conf.CPUSeconds.Value != 1 || conf.CPUSeconds.Mechanism != "rlimit" || conf.User != nil {
+		t.Fatalf("Confinement: %+v %v from %s", conf, err, res.Confined)
+	}
+	plain, _ := sup.Command("true").Run(context.Background())
+	if plain.Limit != "" || plain.Confined != nil || plain.WaitingForInput != nil {
+		t.Fatalf("nothing asked: %+v", plain)
+	}
+	if conf, err := plain.Confinement(); conf != nil || err != nil {
+		t.Fatalf("Confinement with nothing: %v %v", conf, err)
 	}
 }
 
@@ -120,6 +153,11 @@ func TestSandboxWrite(t *testing.T) {
 	}
 	if !strings.Contains(string(res.Confined), `"sandbox"`) {
 		t.Fatalf("confined %s", res.Confined)
+	}
+	conf, err := res.Confinement()
+	if err != nil || conf.Sandbox == nil || !conf.Sandbox.NoNewPrivs || conf.Sandbox.Network != nil ||
+		conf.Sandbox.Filesystem != (conf.Sandbox.LandlockABI > 0) || conf.MemoryBytes != nil {
+		t.Fatalf("Confinement: %+v %v from %s", conf, err, res.Confined)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a")); err != nil {
 		t.Fatalf("the Write path is not writable: %v", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,55 +18,114 @@ import (
 )
 
 // TestHostDeath: a host killed with SIGKILL takes its tree along, whatever
-// the link. With -tags sup_static no sup-sentinel is found, and the host
-// (this test binary, run again) runs itself as the sentinel
-// (lib/sentinel_entry.hpp). The sleep is the shell's child, not the host's:
-// PR_SET_PDEATHSIG, which ties a main process to the host without a
-// sentinel, never reaches it.
+// the link. With -tags sup_static (libsup.a inside the binary) no
+// sup-sentinel is found, and the host (this test binary, run again) runs
+// itself as the sentinel (lib/sentinel_entry.hpp).
 func TestHostDeath(t *testing.T) {
 	for _, contain := range []string{"group", "cgroup"} {
 		t.Run(contain, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), helperEnv+"=host", "SUP_GO_TEST_MODE="+contain)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			lines := bufio.NewScanner(out)
-			pid := 0
-			for pid == 0 && lines.Scan() {
-				line := lines.Text()
-				if why, ok := strings.CutPrefix(line, "skip "); ok {
-					cmd.Wait()
-					t.Skipf("no %s containment here: %s", contain, why)
-				}
-				if tree, ok := strings.CutPrefix(line, "host_death "); ok && tree != string(sup.HostDeathTree) {
-					t.Errorf("the result says %q dies with the host", tree)
-				}
-				if n, ok := strings.CutPrefix(line, "pid "); ok {
-					pid, _ = strconv.Atoi(n)
-				}
-			}
-			if pid <= 0 || !running(pid) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("the host started no sleep (%q)", lines.Text())
-			}
-			cmd.Process.Kill() // SIGKILL
-			cmd.Wait()
-			killed := time.Now()
-			for running(pid) && time.Since(killed) < 5*time.Second {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if running(pid) {
-				t.Fatalf("sleep %d outlived its host by 5 s", pid)
-			}
-			t.Logf("sleep ended %v after its host", time.Since(killed).Round(time.Millisecond))
+			killHost(t, cmd, contain, linkMode)
 		})
 	}
+}
+
+// TestHostDeathBundled: the same with a program built as a user's is with
+// -tags sup_bundled (testdata/bundledhost): libsup compiled from csrc/ into
+// it, no libsup.so, no sup-sentinel beside it, so the program must run
+// itself as the sentinel. The build is go's own, with no CGO_* or
+// PKG_CONFIG_PATH of the caller's (as the README's bundled recipe; it
+// shares that recipe's build cache). -short skips it (a first build
+// compiles libsup: minutes on a loaded machine).
+func TestHostDeathBundled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no bundled build")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the bundled host with")
+	}
+	bin := filepath.Join(t.TempDir(), "bundledhost")
+	build := exec.Command(gobin, "build", "-tags", "sup_bundled", "-o", bin, "./testdata/bundledhost")
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "CGO_LDFLAGS" && k != "CGO_CFLAGS" && k != "PKG_CONFIG_PATH" && k != "GOFLAGS" {
+			build.Env = append(build.Env, kv)
+		}
+	}
+	t0 := time.Now()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags sup_bundled: %v\n%s", err, out)
+	}
+	t.Logf("bundled host built in %v", time.Since(t0).Round(time.Millisecond))
+	for _, contain := range []string{"group", "cgroup"} {
+		t.Run(contain, func(t *testing.T) {
+			killHost(t, exec.Command(bin, contain), contain, "bundled")
+		})
+	}
+}
+
+// killHost starts cmd, a host that prints what its results say dies with
+// it ("host_death tree") and the pids of a supervised shell and of the
+// shell's sleep ("pids SHELL SLEEP"), checks that it maps libsup.so only
+// when link is "shared" (so that a build falling back to the shared library
+// cannot pass for a static one), kills it with SIGKILL and waits up to 5 s
+// for both to go. The sleep is the shell's child, not the host's:
+// PR_SET_PDEATHSIG, which ties a main process to the host without a
+// sentinel, never reaches it; only the sentinel ends it.
+func killHost(t *testing.T, cmd *exec.Cmd, contain, link string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	shell, pid := 0, 0
+	for pid == 0 && lines.Scan() {
+		line := lines.Text()
+		if why, ok := strings.CutPrefix(line, "skip "); ok {
+			cmd.Wait()
+			t.Skipf("no %s containment here: %s", contain, why)
+		}
+		if tree, ok := strings.CutPrefix(line, "host_death "); ok && tree != string(sup.HostDeathTree) {
+			t.Errorf("the result says %q dies with the host", tree)
+		}
+		if n, ok := strings.CutPrefix(line, "pids "); ok {
+			f := strings.Fields(n)
+			if len(f) == 2 {
+				shell, _ = strconv.Atoi(f[0])
+				pid, _ = strconv.Atoi(f[1])
+			}
+		}
+	}
+	if pid <= 0 || shell <= 0 || !running(pid) || !running(shell) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the host started no shell and sleep (%q)", lines.Text())
+	}
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shared := strings.Contains(string(maps), "/libsup.so"); shared != (link == "shared") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("a %s build whose host maps libsup.so: %v", link, shared)
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	killed := time.Now()
+	for (running(pid) || running(shell)) && time.Since(killed) < 5*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if running(shell) || running(pid) {
+		t.Fatalf("shell %d (running: %v) or its sleep %d (running: %v) outlived its host (%s build) by 5 s",
+			shell, running(shell), pid, running(pid), link)
+	}
+	t.Logf("%s build: shell and sleep ended %v after their host", link, time.Since(killed).Round(time.Millisecond))
 }
 
 // TestRequireSentinel: where a sentinel runs, as in every build the tests
@@ -111,7 +171,7 @@ func hostForDeath() {
 		os.Exit(1)
 	}
 	fmt.Println("host_death", res.HostDeath)
-	c = sup.Command("sh", "-c", "sleep 60 & echo $!; wait")
+	c = sup.Command("sh", "-c", "sleep 60 & echo $$ $!; wait")
 	c.Contain = how
 	p, err := c.Start(context.Background())
 	if err != nil {
@@ -123,6 +183,6 @@ func hostForDeath() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	fmt.Print("pid ", line)
+	fmt.Print("pids ", line)
 	select {}
 }

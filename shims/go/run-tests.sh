@@ -4,7 +4,8 @@
 # libsup is found through the build dir's pkg-config file, as a user's
 # PKG_CONFIG_PATH would find it; an rpath to its -L dirs is passed through
 # CGO_LDFLAGS so that the tests need no LD_LIBRARY_PATH.
-# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1, the
+# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1 (which
+# include the host-death test of a program built with -tags sup_bundled), the
 # host-death tests with libsup.a linked in (-tags sup_static), then the
 # README's install recipes (shared, go.work, static, bundled, no cgo) in a fresh module
 # outside the checkout.

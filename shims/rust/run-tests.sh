@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Runs every check of the Rust shim against an already-built meson build dir:
 #   shims/rust/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
-# cargo's output goes to BUILD_DIR/rust-shim and BUILD_DIR/rust-shim-fresh.
+# cargo's output goes to BUILD_DIR/rust-shim, rust-shim-static and
+# rust-shim-fresh; BUILD_DIR/rust-shim-git holds the git recipe's repository
+# and crates.
 # Checks:
 # - clippy -D warnings on every target (with the tokio feature), and rustdoc
 #   -D warnings (broken links) without and with it;
 # - cargo test without and with the tokio feature (unit, integration and
 #   doctests), libsup found through the build dir's pkg-config file as a
 #   user's PKG_CONFIG_PATH would find it, linked dynamically; and the
-#   host-death test with the `bundled` feature (libsup compiled in);
-# - a fresh cargo project outside the checkout, depending only on `sup`, run
-#   with `cargo run` twice with no PKG_CONFIG_PATH, rpath or LD_LIBRARY_PATH:
-#   linking the build dir's static libsup.a (SUP_BUILD_DIR), and with the
-#   `bundled` feature (libsup compiled from lib/*.cpp by the cc crate); each
-#   binary must not need libsup.so.
+#   host-death test with the `bundled` feature (libsup compiled in) and with
+#   SUP_BUILD_DIR (the build dir's libsup.a linked in);
+# - two fresh cargo projects outside the checkout, each depending only on
+#   `sup` as README.md's Install block says, run with `cargo run` with no
+#   PKG_CONFIG_PATH, rpath or LD_LIBRARY_PATH: its `path = ...` line, linking
+#   the build dir's static libsup.a (SUP_BUILD_DIR); its `git = ...` line
+#   (the `bundled` feature: libsup compiled from lib/*.cpp by the cc crate),
+#   fetched from a file:// repository of this checkout's files, with the
+#   registry's crates from cargo's cache (nothing downloaded); each binary
+#   must not need libsup.so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -54,19 +60,62 @@ rc=0
   # A host killed with libsup compiled in (feature bundled): no sup-sentinel
   # is found from there, and the test binary runs itself as the sentinel.
   cargo test -q --features bundled --test host_death 2>&1 | tee -a "$log" || r=1
+  # The same with the build dir's libsup.a linked in (SUP_BUILD_DIR), in a
+  # target dir of its own: sharing one, each run would rebuild sup-sys and
+  # all that depends on it twice (its build script reads SUP_BUILD_DIR).
+  SUP_BUILD_DIR=$build CARGO_TARGET_DIR=$build/rust-shim-static \
+    cargo test -q --test host_death 2>&1 | tee -a "$log" || r=1
   exit $r
 ) || rc=1
 
-# A user's project: a path dependency on sup and nothing else.
-app=$(mktemp -d)  # a fresh cargo project outside the checkout
+# A user's project, depending on sup as README.md's Install block says: its
+# `path = ...` line (the path made this checkout's), and its `git = ...`
+# line (the URL made a file:// one).
+readme_dep() {  # the Install block's line that declares sup with KEY (path or git), uncommented
+  awk '/^### Install/ { on = 1 } on && /^```toml/ { inside = 1; next } inside && /^```/ { exit } inside { print }' "$here/README.md" |
+    sed -n "s/^#* *\(sup = { $1 = .*}\).*/\1/p" | head -1
+}
+path_dep=$(readme_dep path)
+git_dep=$(readme_dep git)
+if [ -z "$path_dep" ] || [ -z "$git_dep" ]; then
+  echo "fresh cargo project (README recipes): 1 failed: no 'sup = { path = ...' or '# sup = { git = ...' line in README.md's Install block" | tee -a "$log"
+  rc=1
+  path_dep='sup = { path = "" }' git_dep='sup = { git = "" }'
+fi
+path_dep=$(sed "s|path = \"[^\"]*\"|path = \"$here/sup\"|" <<<"$path_dep")
+
+# The git recipe fetches from a repository holding this checkout's files as
+# they are now (committed or not), at a fixed place and with fixed dates, so
+# that the same sources give the same commit and cargo's cache is reused.
+# Only what cargo reads is copied: every directory holding a Cargo manifest
+# (cargo looks through them all for the package `sup`), lib/ and include/
+# (the `bundled` feature's sources); a change elsewhere in the checkout then
+# keeps the commit, and cargo does not compile libsup again.
+# Fetching a git dependency is not allowed with --offline, so the registry's
+# crates come from a directory made from cargo's cache (cargo vendor
+# --offline): nothing is downloaded.
+gitdir=$build/rust-shim-git
+rm -rf "$gitdir/sup"
+mkdir -p "$gitdir/sup"
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard -- lib include \
+    $(git ls-files --cached --others --exclude-standard -- '*Cargo.toml' | xargs -n1 dirname | sort -u) |
+  tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$gitdir/sup" -xf -
+(cd "$gitdir/sup" && git init -q && git add -A &&
+  GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+  git -c user.name=run-tests -c user.email=run-tests@localhost -c commit.gpgsign=false commit -qm snapshot)
+cargo vendor -q --offline "$gitdir/vendor" >/dev/null
+git_dep=$(sed "s|git = \"[^\"]*\"|git = \"file://$gitdir/sup\"|" <<<"$git_dep")
+
+app=$(mktemp -d)  # fresh cargo projects outside the checkout
 trap 'rm -rf "$app"' EXIT
-mkdir -p "$app/src"
-printf '%s\n' \
-  '[package]' 'name = "fresh-app"' 'version = "0.1.0"' 'edition = "2024"' '' \
-  '[dependencies]' "sup = { path = \"$here/sup\" }" '' \
-  '[features]' 'bundled = ["sup/bundled"]' '' \
-  '[workspace]' >"$app/Cargo.toml"
-cat >"$app/src/main.rs" <<'RUST'
+# project DIR DEPENDENCY_LINE: a binary crate depending on sup alone.
+project() {
+  mkdir -p "$1/src"
+  printf '%s\n' \
+    '[package]' 'name = "fresh-app"' 'version = "0.1.0"' 'edition = "2024"' '' \
+    '[dependencies]' "$2" '' \
+    '[workspace]' >"$1/Cargo.toml"
+  cat >"$1/src/main.rs" <<'RUST'
 use std::io::Read;
 use std::time::Duration;
 
@@ -87,15 +136,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 RUST
+}
+project "$app/path" "$path_dep"
 # The workspace's lock: the same dependency versions, resolved offline.
-cp Cargo.lock "$app/Cargo.lock"
+cp Cargo.lock "$app/path/Cargo.lock"
+project "$app/git" "$git_dep"
+mkdir -p "$app/git/.cargo"
+printf '%s\n' '[source.crates-io]' 'replace-with = "vendored"' '' '[source.vendored]' "directory = \"$gitdir/vendor\"" >"$app/git/.cargo/config.toml"
 
-fresh() {  # fresh NAME [SUP_BUILD_DIR value] -- CARGO_ARGS...
-  local name=$1 sup_build=$2 out ok=1
-  shift 3
-  out=$(cd "$app" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u SUP_BUILD_DIR \
+fresh() {  # fresh NAME DIR [SUP_BUILD_DIR value] -- CARGO_ARGS...
+  local name=$1 dir=$2 sup_build=$3 out ok=1
+  shift 4
+  out=$(cd "$dir" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u SUP_BUILD_DIR \
           ${sup_build:+SUP_BUILD_DIR=$sup_build} CARGO_TARGET_DIR="$build/rust-shim-fresh" \
-          cargo run -q --offline "$@" 2>&1) || ok=0
+          cargo run -q "$@" 2>&1) || ok=0
   echo "$out"
   [ "$ok" = 1 ] && grep -q '^fresh app: libsup' <<<"$out" || ok=0
   if [ "$ok" = 1 ] && readelf -d "$build/rust-shim-fresh/debug/fresh-app" | grep -q 'NEEDED.*libsup'; then
@@ -109,10 +163,12 @@ fresh() {  # fresh NAME [SUP_BUILD_DIR value] -- CARGO_ARGS...
     rc=1
   fi
 }
-fresh "static libsup.a, SUP_BUILD_DIR" "$build" --
-fresh "feature bundled" "" -- --features bundled
+fresh "README path recipe, static libsup.a, SUP_BUILD_DIR" "$app/path" "$build" -- --offline
+# No --offline: it would refuse to fetch the git dependency at all; the
+# vendored registry above keeps the build from the network all the same.
+fresh "README git recipe, feature bundled" "$app/git" "" --
 
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
-echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, host death bundled, a fresh project static and bundled)"
+echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, host death bundled, fresh projects from the README's path recipe (static) and git recipe (bundled))"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -35,6 +35,10 @@ pub struct Child {
     h: Arc<Handle>,
     pid: u32,
     stdin_piped: AtomicBool,
+    /// The result's JSON is read for the fields only it carries: set at
+    /// spawn when the command asked for something that fills them, and by
+    /// input_wanted (which makes "waiting_for_input" known).
+    read_json: AtomicBool,
     output: OnceLock<Arc<Output>>,
 }
 
@@ -45,13 +49,14 @@ impl std::fmt::Debug for Child {
 }
 
 impl Child {
-    pub(crate) fn from_raw(p: NonNull<sup_sys::sup_proc>, stdin_piped: bool) -> Child {
+    pub(crate) fn from_raw(p: NonNull<sup_sys::sup_proc>, stdin_piped: bool, read_json: bool) -> Child {
         // SAFETY: p is a live handle.
         let pid = unsafe { sup_sys::sup_pid(p.as_ptr()) };
         Child {
             h: Arc::new(Handle::new(p)),
             pid: pid.max(0) as u32,
             stdin_piped: AtomicBool::new(stdin_piped),
+            read_json: AtomicBool::new(read_json),
             output: OnceLock::new(),
         }
     }
@@ -192,6 +197,7 @@ impl Child {
     /// # Ok::<(), sup::Error>(())
     /// ```
     pub fn input_wanted(&self) -> Result<bool> {
+        self.read_json.store(true, Ordering::Relaxed);
         // SAFETY: live handle; sup_input_wanted is safe from any thread.
         cvt(unsafe { sup_sys::sup_input_wanted(self.raw()) }).map(|r| r == 1)
     }
@@ -425,7 +431,7 @@ impl Child {
         if let Some(out) = self.output.get() {
             return Ok(Arc::clone(out));
         }
-        let out = Arc::new(Output::read(&self.h)?);
+        let out = Arc::new(Output::read(&self.h, self.read_json.load(Ordering::Relaxed))?);
         Ok(Arc::clone(self.output.get_or_init(|| out)))
     }
 }

@@ -804,7 +804,18 @@ impl Command {
         }
         let p = NonNull::new(p).ok_or_else(|| Error::from_code(sup_sys::SUP_EINTERNAL))?;
         let writable = self.pty.is_some() || matches!(self.stdin, Some(Stdin::Route(Route::Piped)));
-        Ok(Child::from_raw(p, writable))
+        // Only these fill the result fields that only its JSON carries.
+        let read_json = self.limits.is_some()
+            || self.sandbox.is_some()
+            || self.uid.is_some()
+            || self.gid.is_some()
+            || self.groups.is_some()
+            || self.input_wait_timeout.is_some()
+            || self.tty_foreground
+            || matches!(self.contain, Some(Contain::Cgroup | Contain::Auto))
+            || self.stdout == Some(Route::Tee)
+            || self.stderr == Some(Route::Tee);
+        Ok(Child::from_raw(p, writable, read_json))
     }
 
     /// [`spawn`](Command::spawn) for async code: the library clones the

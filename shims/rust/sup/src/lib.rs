@@ -40,11 +40,12 @@ mod confine;
 mod error;
 mod handle;
 mod io;
+mod json;
 mod output;
 mod signal;
 
 pub use child::Child;
-pub use confine::{Limits, Sandbox};
+pub use confine::{AppliedLimit, AppliedSandbox, AppliedUser, Confined, LimitHit, Limits, Mechanism, Sandbox, Scope};
 pub use command::{Command, Contain, Stdio};
 pub use error::{Error, Part, Result};
 pub use io::{ChildStdin, Gap, OutputReader};

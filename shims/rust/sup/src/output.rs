@@ -5,6 +5,8 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use crate::command::Contain;
+use crate::confine::{Confined, LimitHit};
+use crate::json::{self, Value};
 use crate::error::{Error, Result, cvt};
 use crate::handle::Handle;
 use crate::signal::Signal;
@@ -248,6 +250,45 @@ pub struct Output {
     pub tree_cpu: Option<CpuTime>,
     /// What would have ended with the host had it died while the child ran.
     pub host_death: HostDeath,
+    /// Why a [`Contain::Auto`] ran in group mode; `None` when it did not
+    /// fall back (or was not asked).
+    pub contain_fallback: Option<String>,
+    /// The child's cgroup directory when it could not be removed (a process
+    /// stuck in uninterruptible sleep; sup tries again later); else `None`.
+    pub cgroup_left: Option<std::path::PathBuf>,
+
+    /// Whether the child was waiting for input at its end, whatever ended
+    /// it (`"waiting_for_input"`); `None` when nobody asked (neither
+    /// [`input_wait_timeout`](crate::Command::input_wait_timeout) nor
+    /// [`Child::input_wanted`](crate::Child::input_wanted)), when sup could
+    /// not see, or when it ended within ~30 ms of its last output.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let child = sup::Command::new("sh").args(["-c", "read x"]).stdin(sup::Stdio::piped())
+    ///     .input_wait_timeout(Duration::from_millis(300)).spawn()?;
+    /// let out = child.wait()?; // its stdin stays open, unwritten
+    /// assert_eq!((out.phase, out.waiting_for_input), (Some(sup::Phase::Input), Some(true)));
+    /// # Ok::<(), sup::Error>(())
+    /// ```
+    pub waiting_for_input: Option<bool>,
+    /// What confined the child ([`limits`](crate::Command::limits),
+    /// [`sandbox`](crate::Command::sandbox), [`uid`](crate::Command::uid)
+    /// and the groups) and how; `None` without them.
+    pub confined: Option<Confined>,
+    /// The limit that ended the child; `None` when none did.
+    pub limit: Option<LimitHit>,
+    /// The errno name with which the copy of a [`Stdio::tee`](crate::Stdio::tee)
+    /// stdout to the host's failed (`"EPIPE"`: its reader had gone, and the
+    /// child's next write failed too); `None` when it did not.
+    pub stdout_tee_error: Option<String>,
+    /// As [`stdout_tee_error`](Output::stdout_tee_error), for stderr.
+    pub stderr_tee_error: Option<String>,
+    /// With [`tty_foreground`](crate::Command::tty_foreground): whether the
+    /// child was given the terminal's foreground; `None` when not asked.
+    pub tty_foreground: Option<bool>,
+    /// Why the foreground was not given, when it was not.
+    pub tty_refused: Option<String>,
 
     /// The captured stdout, exactly as written (head and newest tail when
     /// more than `max_output_bytes` were written).
@@ -292,8 +333,11 @@ impl Output {
         }
     }
 
-    /// Reads the final result of a handle.
-    pub(crate) fn read(h: &Handle) -> Result<Output> {
+    /// Reads the final result of a handle; with `json`, the fields that only
+    /// the result's JSON carries too (building that text escapes the
+    /// captured streams, so it is done only when the spawn asked for
+    /// something that fills them).
+    pub(crate) fn read(h: &Handle, json: bool) -> Result<Output> {
         let p = h.raw();
         // SAFETY: p is live and its result final; pointers returned by
         // sup_result_output / sup_result stay valid until sup_release, which
@@ -361,7 +405,7 @@ impl Output {
                     Some(CpuTime { user: ms_duration(tree_user), sys: ms_duration(tree_sys) })
                 }
             };
-            Ok(Output {
+            let mut out = Output {
                 outcome,
                 exit_code,
                 signal,
@@ -380,8 +424,53 @@ impl Output {
                 stderr,
                 stdout_omitted: omitted(sup_sys::SUP_STDOUT)?,
                 stderr_omitted: omitted(sup_sys::SUP_STDERR)?,
-            })
+                contain_fallback: None,
+                cgroup_left: None,
+                waiting_for_input: None,
+                confined: None,
+                limit: None,
+                stdout_tee_error: None,
+                stderr_tee_error: None,
+                tty_foreground: None,
+                tty_refused: None,
+            };
+            if json {
+                let text = sup_sys::sup_result(p);
+                if text.is_null() {
+                    return Err(Error::from_code(sup_sys::SUP_ENOMEM));
+                }
+                out.read_json(CStr::from_ptr(text).to_bytes())?;
+            }
+            Ok(out)
         }
+    }
+
+    /// Takes the fields without a C accessor from the library's result text.
+    fn read_json(&mut self, text: &[u8]) -> Result<()> {
+        let want = |path: &[&str]| {
+            matches!(
+                path,
+                ["contain_fallback" | "cgroup_left" | "waiting_for_input" | "confined" | "limit" | "tty_foreground" | "tty_refused", ..]
+                    | ["stdout" | "stderr"]
+                    | ["stdout" | "stderr", "tee_error"]
+            )
+        };
+        let bad = || Error::new(sup_sys::SUP_EINTERNAL, None, "sup_result: not the result object this shim reads".to_owned());
+        let v = json::parse_object(text, &want).ok_or_else(bad)?;
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        self.contain_fallback = text(v.get("contain_fallback"));
+        self.cgroup_left = text(v.get("cgroup_left")).map(std::path::PathBuf::from);
+        self.waiting_for_input = v.get("waiting_for_input").and_then(Value::as_bool);
+        self.confined = match v.get("confined") {
+            None | Some(Value::Null) => None,
+            Some(c) => Some(Confined::from_json(c).ok_or_else(bad)?),
+        };
+        self.limit = v.get("limit").and_then(Value::as_str).and_then(LimitHit::from_name);
+        self.stdout_tee_error = text(v.get("stdout").and_then(|s| s.get("tee_error")));
+        self.stderr_tee_error = text(v.get("stderr").and_then(|s| s.get("tee_error")));
+        self.tty_foreground = v.get("tty_foreground").and_then(Value::as_bool);
+        self.tty_refused = text(v.get("tty_refused"));
+        Ok(())
     }
 }
 

@@ -5,9 +5,11 @@
 //!
 //! The host is this test binary, run again for the test `host` alone with
 //! SUP_TEST_HOST set to the containment: it spawns a shell that starts
-//! `sleep 60` in its group, prints the sleep's pid and waits to be killed.
-//! The sleep is the shell's child, not the host's: PR_SET_PDEATHSIG, which
-//! ties a main process to the host without a sentinel, never reaches it.
+//! `sleep 60` in its group, prints the shell's and the sleep's pids and waits
+//! to be killed; both must go. The sleep is the shell's child, not the
+//! host's: PR_SET_PDEATHSIG, which ties a main process to the host without a
+//! sentinel, never reaches it. A static host must map no libsup.so, so that
+//! a build falling back to the shared library cannot pass for a static one.
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as Os, Stdio};
 use std::time::{Duration, Instant};
@@ -35,10 +37,10 @@ fn host() {
         }
         Err(e) => panic!("{e}"),
     }
-    let child = Command::new("sh").args(["-c", "sleep 60 & echo $!; wait"]).contain(how).spawn().unwrap();
-    let mut pid = String::new();
-    BufReader::new(child.stdout()).read_line(&mut pid).unwrap();
-    write!(out, "pid {pid}").unwrap();
+    let child = Command::new("sh").args(["-c", "sleep 60 & echo $$ $!; wait"]).contain(how).spawn().unwrap();
+    let mut pids = String::new();
+    BufReader::new(child.stdout()).read_line(&mut pids).unwrap();
+    write!(out, "pids {pids}").unwrap();
     out.flush().unwrap();
     loop {
         std::thread::sleep(Duration::from_secs(1));
@@ -53,7 +55,7 @@ fn sleep_ends_with_the_host(contain: &str) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
-    let mut sleep = 0;
+    let (mut shell, mut sleep) = (0, 0);
     for line in lines.by_ref() {
         let line = line.unwrap();
         if let Some(skip) = line.strip_prefix("skip ") {
@@ -64,19 +66,39 @@ fn sleep_ends_with_the_host(contain: &str) {
         if let Some(tree) = line.strip_prefix("host_death ") {
             assert_eq!(tree, "Tree", "the result says only the main process dies with the host");
         }
-        if let Some(pid) = line.strip_prefix("pid ") {
-            sleep = pid.parse().unwrap();
+        if let Some(pids) = line.strip_prefix("pids ") {
+            let mut p = pids.split_whitespace().map(|n| n.parse::<i32>().unwrap());
+            (shell, sleep) = (p.next().unwrap(), p.next().unwrap());
             break;
         }
     }
-    assert!(sleep > 0 && running(sleep), "the host started no sleep");
+    assert!(shell > 0 && sleep > 0 && running(shell) && running(sleep), "the host started no shell and sleep");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", host.id())).unwrap();
+    let link = if cfg!(feature = "bundled") {
+        "bundled"
+    } else if option_env!("SUP_BUILD_DIR").is_some() {
+        "static (SUP_BUILD_DIR)"
+    } else {
+        "shared"
+    };
+    if maps.contains("/libsup.so") != (link == "shared") {
+        host.kill().unwrap();
+        host.wait().unwrap();
+        panic!("a {link} build whose host maps libsup.so: {}", maps.contains("/libsup.so"));
+    }
     host.kill().unwrap(); // SIGKILL
     host.wait().unwrap();
     let killed = Instant::now();
-    while running(sleep) && killed.elapsed() < Duration::from_secs(5) {
+    while (running(shell) || running(sleep)) && killed.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(!running(sleep), "{contain}: sleep {sleep} outlived its host by 5 s");
+    assert!(
+        !running(shell) && !running(sleep),
+        "{contain}, {link} build: shell {shell} (running: {}) or its sleep {sleep} (running: {}) outlived its host by 5 s",
+        running(shell),
+        running(sleep)
+    );
+    println!("{contain}, {link} build: shell and sleep ended {:?} after their host", killed.elapsed());
 }
 
 #[test]
