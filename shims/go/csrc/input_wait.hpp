@@ -1,8 +1,8 @@
 // Whether the child waits for input it cannot get: a process of its tree
 // asleep reading the child's stdin file, or stopped by SIGTTIN or SIGTTOU.
-// Seen from /proc, and only when asked ("input_wait_timeout_ms", or
-// sup_input_wanted called once): the loop looks after output has gone quiet,
-// never on a path that moves bytes.
+// The verdict kept between looks at /proc (proc_look.hpp), which come only
+// when asked ("input_wait_timeout_ms", or sup_input_wanted called once): the
+// loop looks after output has gone quiet, never on a path that moves bytes.
 #pragma once
 
 #include <sys/types.h>
@@ -15,45 +15,9 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "proc_look.hpp"
 
 namespace sup {
-
-// The file a reader must be waiting on: the child's stdin, by identity, not
-// by descriptor number. A terminal is matched by its device number (st_rdev),
-// so that /dev/pts/N opened again, or /dev/tty for the controlling terminal,
-// is the same file; anything else by st_dev and st_ino.
-struct StdinFile {
-  enum class Kind { none, node, terminal };
-  Kind kind = Kind::none;
-  dev_t dev = 0;
-  ino_t ino = 0;
-  dev_t rdev = 0;
-  // The identity of an open descriptor: a pipe, FIFO or terminal (another
-  // file, a regular one or /dev/null, never blocks a reader: none).
-  static StdinFile of_fd(int fd) noexcept;
-};
-
-// Which thread states count. A thread runnable (R) or in disk sleep (D)
-// anywhere in the tree means the tree makes progress: not waiting. A reader
-// is a thread asleep (S) in read/readv/pread/preadv, poll/ppoll,
-// select/pselect6 or epoll_wait/epoll_pwait/epoll_pwait2 with the stdin
-// file among what it waits on (for reading). Every other thread may sleep
-// on anything (a runtime's parked threads in futex, Go's sysmon, libuv's
-// pool, a thread that joins the reader) or be stopped: one reader and no
-// runnable thread make the tree a candidate, which waits once the reader
-// stays asleep, not woken (its run time unchanged), across looks kSettle
-// apart with nothing read from the child and no input written meanwhile.
-// A process stopped (T) in a read, write or ioctl of its controlling
-// terminal while its group is not the terminal's foreground one was
-// stopped by SIGTTIN or SIGTTOU: waiting at once.
-// What one look at the tree found.
-enum class InputSeen {
-  elsewhere,  // asleep on something else, or nothing in the tree
-  busy,       // a thread runnable or in disk sleep: it makes progress
-  reading,    // asleep reading the stdin file (waiting once it holds)
-  stopped,    // stopped by SIGTTIN/SIGTTOU on its controlling terminal
-  blind,      // a process sup may not inspect, and nothing seen waiting
-};
 
 // One child's input-wait watch. Locking: everything but the two atomics is
 // under mu_, which a look holds while it reads /proc (milliseconds at
