@@ -572,7 +572,9 @@ SUP_API const char *sup_signal_name(int sig);
  *                     up to ~50 ms after the wait began, and ending within
  *                     ~50 ms after the limit); 0 = off (default). Works with
  *                     every stdin (with "null" or data, only a SIGTTIN or
- *                     SIGTTOU stop can count) and every contain mode
+ *                     SIGTTOU stop can count, and when the host's session
+ *                     has no controlling terminal nothing can: see
+ *                     sup_input_wanted) and every contain mode
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  a name or number as sup_signal_parse takes it
  *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
@@ -1144,6 +1146,18 @@ SUP_API int sup_input_close(sup_proc *p);
  * life, so that later calls and the result's "waiting_for_input" can
  * compare; a call that sees a reader for the first time looks again 40 ms
  * later before it answers (it then blocks that long).
+ * Nothing to look for: a child without "pty" whose stdin never blocks a
+ * reader ("null", {"data": ...}, which sup feeds and then closes, or
+ * {"fd": N} or "inherit" of /dev/null or a regular file) can wait only by
+ * a SIGTTIN or SIGTTOU stop, which takes a controlling terminal in its
+ * session: the host's session (tty_nr in /proc/self/stat, read once, at the
+ * spawn when input_wait_timeout_ms is set, else at the first call). When
+ * that session has none, sup never looks at that child: every call returns
+ * 0 at once, the loop never wakes for it, and the result's
+ * "waiting_for_input" is false. A process of the tree that makes a session
+ * of its own (setsid) and opens a terminal there reads that terminal, not
+ * the child's stdin: its stops are then not seen. A host that gains a
+ * controlling terminal after that read is not seen to have one.
  * Returns 1 while waiting, 0 when not.
  * Errors: SUP_EPERM (sup may not inspect a process of the tree: another
  * user's, as a sudo prompt under a host that is not root, or ptrace

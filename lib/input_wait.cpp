@@ -25,6 +25,7 @@ void InputWait::note_input() noexcept {
 }
 
 int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
+  if (cannot_wait()) return 0;  // no /proc read: nothing there can wait
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
   if (blocking) {
     lock.lock();
@@ -136,7 +137,7 @@ int InputWait::verdict() const noexcept {
 }
 
 Nanos InputWait::next_look(Nanos last_output) const noexcept {
-  if (!asked()) return kNever;
+  if (!asked() || cannot_wait()) return kNever;
   Nanos next = std::max(last_output + kQuiet, look_at_.load(std::memory_order_acquire) + kInterval);
   const Nanos since = waiting_since_.load(std::memory_order_acquire);
   if (since != 0 && timeout_ > 0) next = std::min(next, since + timeout_);
@@ -150,6 +151,7 @@ bool InputWait::timed_out(Nanos now) const noexcept {
 
 std::optional<bool> InputWait::at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept {
   if (!asked()) return std::nullopt;
+  if (cannot_wait()) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::blind) return std::nullopt;
   // Never looked at (it ended within kQuiet of its last output): a main

@@ -46,14 +46,21 @@ class InputWait {
   InputWait& operator=(const InputWait&) = delete;
 
   // Before the spawn, while nothing else can see the process.
-  void set_stdin(const StdinFile& file) noexcept { stdin_ = file; }
+  void set_stdin(const StdinFile& file) noexcept {
+    stdin_ = file;
+    if (asked()) settle_reach();
+  }
 
   // ---- Any thread -------------------------------------------------------
   // The host wrote to the child's stdin, or closed it (sup_input_*).
   void note_input() noexcept;
   // sup_input_wanted was called: from now on the loop looks too. Returns
   // true the first time.
-  bool ask() noexcept { return !asked_.exchange(true, std::memory_order_acq_rel); }
+  bool ask() noexcept {
+    if (asked()) return false;
+    settle_reach();
+    return !asked_.exchange(true, std::memory_order_acq_rel);
+  }
   bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
   Nanos timeout() const noexcept { return timeout_; }
 
@@ -86,10 +93,21 @@ class InputWait {
   // Under mu_: the verdict from a look's findings.
   void judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& readers, uint64_t output_total, Nanos now);
   int verdict() const noexcept;
+  // Once asked, before any look: whether the tree can wait at all. A stdin
+  // that never blocks a reader (none: /dev/null, a regular file) leaves
+  // only a stop by SIGTTIN or SIGTTOU, which takes a controlling terminal
+  // in the child's session: with none in the host's (the child shares it
+  // without "pty"), nothing can wait and no look is ever made.
+  void settle_reach() noexcept {
+    if (stdin_.kind == StdinFile::Kind::none && !session_has_terminal())
+      cannot_wait_.store(true, std::memory_order_release);
+  }
+  bool cannot_wait() const noexcept { return cannot_wait_.load(std::memory_order_acquire); }
 
   const Nanos timeout_;
   StdinFile stdin_;  // set before the spawn, then immutable
   std::atomic<bool> asked_;
+  std::atomic<bool> cannot_wait_{false};  // settle_reach's verdict, set once
   std::atomic<uint64_t> inputs_{0};       // host writes and closes
   std::atomic<Nanos> last_input_at_{0};
   // Written under mu_ at each look, read lock-free by the loop's deadline

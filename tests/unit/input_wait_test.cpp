@@ -161,6 +161,13 @@ TEST(InputWaitOnTerminal, ChildStoppedReadingIt) {
     SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\"}");
     ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN not seen";
   }
+  {
+    // A stdin that never blocks, but the session has a terminal: the child
+    // can still be stopped on it (/dev/tty from a background group), so
+    // sup keeps looking.
+    SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x < /dev/tty\"], \"input_wait_timeout_ms\": 60000}");
+    ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN with stdin null not seen";
+  }
   // With the limit, the stop ends the child as any wait for input: the
   // interrupt signal, then SIGCONT so that the stopped process acts on it.
   SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\", \"input_wait_timeout_ms\": 200}");
@@ -217,7 +224,8 @@ TEST(InputWait, StoppedReadingTheHostsTerminal) {
 
 // Runs this test binary again with only `test` and the marker variable set,
 // optionally as another user, and returns its exit status.
-int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0) {
+int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0,
+             bool new_session = false) {
   char self[4096];
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return -1;
@@ -232,6 +240,7 @@ int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gi
   pid_t child = fork();
   if (child == 0) {
     if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+    if (new_session && setsid() < 0) _exit(126);
     execve(self, argv, env.data());
     _exit(127);
   }
@@ -270,6 +279,66 @@ TEST(InputWait, ProcessItMayNotInspect) {
   if (stat("/usr/bin/su", &st) != 0 || (st.st_mode & S_ISUID) == 0) GTEST_SKIP() << "su is not set-uid";
   EXPECT_EQ(run_self("InputWaitAsNobody.SuPasswordPromptIsUnknown", kHostAsNobody, 65534, 65534), 0)
       << "the host running as nobody failed (its output is above)";
+}
+
+// Read system calls this process (every thread: the library's too) has made.
+long reads_so_far() {
+  FILE* f = std::fopen("/proc/self/io", "re");
+  if (f == nullptr) return -1;
+  char line[128];
+  long n = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "syscr: %ld", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
+constexpr const char* kHostWithoutTerminal = "SUP_TEST_HOST_WITHOUT_TERMINAL";
+
+// A host whose session has no controlling terminal: a child with a stdin
+// that never blocks can never wait for input, so sup never reads /proc for
+// it. Counted by the host's read calls, against children that are looked at.
+TEST(InputWaitWithoutTerminal, NullStdinIsNeverLookedAt) {
+  if (std::getenv(kHostWithoutTerminal) == nullptr) GTEST_SKIP() << "run by InputWait.NothingToLookForWithoutATerminal";
+  ASSERT_LT(open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC), 0) << "the session has a terminal";
+  constexpr int kChildren = 20;
+  constexpr int kWindowMs = 1000;
+  std::vector<std::unique_ptr<suptest::Proc>> nulls, pipes;
+  for (int i = 0; i < kChildren; ++i) {
+    nulls.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", "\"input_wait_timeout_ms\": 500")));
+    ASSERT_EQ(nulls.back()->rc(), 0) << nulls.back()->error();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  long before = reads_so_far();
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+  for (auto& p : nulls)
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(sup_input_wanted(p->get()), 0);
+  const long null_reads = reads_so_far() - before;
+  // The same children with a "pipe" stdin, whose reads could wait: looked at.
+  for (int i = 0; i < kChildren; ++i) {
+    pipes.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", pipe_stdin("\"input_wait_timeout_ms\": 500"))));
+    ASSERT_EQ(pipes.back()->rc(), 0) << pipes.back()->error();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  before = reads_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+  const long pipe_reads = reads_so_far() - before;
+  std::printf("read calls in %d ms: %ld for %d children with stdin null, %ld with a pipe\n", kWindowMs, null_reads,
+              kChildren, pipe_reads);
+  // What the test itself reads (/proc/self/io) is a few calls.
+  EXPECT_LT(null_reads, 10);
+  EXPECT_GT(pipe_reads, kChildren);
+  for (auto& p : nulls) {
+    ASSERT_EQ(sup_abort(p->get()), 0);
+    ASSERT_TRUE(p->wait());
+    EXPECT_TRUE(cJSON_IsFalse(p->result().get("waiting_for_input"))) << sup_result(p->get());
+  }
+}
+
+TEST(InputWait, NothingToLookForWithoutATerminal) {
+  EXPECT_EQ(run_self("InputWaitWithoutTerminal.NullStdinIsNeverLookedAt", kHostWithoutTerminal, 0, 0, true), 0)
+      << "the host in a session without a terminal failed (its output is above)";
 }
 
 TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {

@@ -442,4 +442,11 @@ StdinFile StdinFile::of_fd(int fd) noexcept {
   return file;
 }
 
+bool session_has_terminal() noexcept {
+  char text[1024];
+  ProcStat ps;
+  if (read_file(AT_FDCWD, "/proc/self/stat", text, sizeof text) <= 0 || !parse_stat(text, ps)) return true;
+  return ps.tty != 0;
+}
+
 }  // namespace sup

@@ -32,6 +32,12 @@ struct StdinFile {
   static StdinFile of_fd(int fd) noexcept;
 };
 
+// Whether this process's session has a controlling terminal (tty_nr in
+// /proc/self/stat; true when that cannot be read, so that looks go on).
+// Without one, a child spawned into the session (every mode but "pty") can
+// never be stopped by SIGTTIN or SIGTTOU on it.
+bool session_has_terminal() noexcept;
+
 // Which thread states count. A thread runnable (R) or in disk sleep (D)
 // anywhere in the tree means the tree makes progress: not waiting. A reader
 // is a thread asleep (S) in read/readv/pread/preadv, poll/ppoll,
