@@ -35,8 +35,15 @@ class InputWait {
   // A reader given input (by the host, or seen woken) this recently is
   // being fed, not waiting.
   static constexpr Nanos kFedWindow = 250 * kNanosPerMs;
-  // In group mode, how often a look scans every process for members of the
-  // group that are not descendants of the main process.
+  // Quiet (no output read, no input written) for kBrisk: the loop's looks
+  // come less often, each half the quiet time so far after the last, at
+  // most kMaxGap apart, on kGrid ticks; but kInterval apart again while a
+  // reader seen is settling.
+  static constexpr Nanos kBrisk = 1000 * kNanosPerMs;
+  static constexpr Nanos kMaxGap = 4000 * kNanosPerMs;
+  static constexpr Nanos kGrid = 100 * kNanosPerMs;
+  // In group mode, how old the scan of every process (for members of the
+  // group that are not descendants of the main process) may be.
   static constexpr Nanos kGroupScanEvery = 1000 * kNanosPerMs;
   // A caller asking again this soon gets the last look's verdict.
   static constexpr Nanos kMinGap = 5 * kNanosPerMs;
@@ -115,6 +122,7 @@ class InputWait {
   // waiting (0: it is not).
   std::atomic<Nanos> look_at_{0};
   std::atomic<Nanos> waiting_since_{0};
+  std::atomic<bool> settling_{false};  // state_ is candidate
 
   std::mutex mu_;
   enum class State { unknown, not_waiting, candidate, waiting, blind };
@@ -128,9 +136,18 @@ class InputWait {
   // (schedstat): any change means it woke.
   std::vector<std::pair<pid_t, uint64_t>> readers_;
   // Group mode: members of the group the last scan of every process found
-  // outside the main process's descendants, and when it ran.
+  // outside the main process's descendants.
   std::vector<pid_t> strays_;
-  Nanos group_scan_at_ = 0;
+  Nanos strays_scanned_at_ = 0;  // when the scan they came from was taken
+  // The last whole look (not one that found nothing had run): when, and
+  // the processes it saw, sorted.
+  Nanos full_look_at_ = 0;
+  std::vector<pid_t> full_look_pids_;
+  // What the last whole look saw, and every thread of the tree with its
+  // run then when it saw all of it (else empty): while none of them runs,
+  // a look needs no more (none_ran).
+  InputSeen seen_ = InputSeen::elsewhere;
+  std::vector<ThreadRun> tree_;
 };
 
 }  // namespace sup

@@ -36,12 +36,16 @@ int Process::input_wanted() {
 
 void Process::look_for_input(Nanos now) {
   if (lifecycle_ != Lifecycle::running || cause_ != Cause::none || !input_wait_.asked()) return;
-  // A stream held back: the child is blocked writing, not reading.
-  if (any_held_back() || now < input_wait_.next_look(last_activity_)) return;
+  // A look need not come to the ns: one due within the engine's timer lead
+  // is taken now, rather than waited for awake (on_deadline), which would
+  // cost more than the look. A stream held back: the child is blocked
+  // writing, not reading.
+  const Nanos due = now + Engine::kTimerLead;
+  if (any_held_back() || due < input_wait_.next_look(last_activity_)) return;
   // Bytes already in a pipe are output, even if the loop has not read them.
   for (OutputPipe* pipe : {&out_, &err_})
     if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
-  if (ended() || now < input_wait_.next_look(last_activity_)) return;
+  if (ended() || due < input_wait_.next_look(last_activity_)) return;
   input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
   if (input_wait_.timed_out(now_ns())) {
     timeout_kind_ = TimeoutKind::input;

@@ -25,6 +25,18 @@ using suptest::sh;
 constexpr int kSeenWithinMs = 2000;
 constexpr int kNeverOverMs = 1000;
 
+// Read system calls this process (every thread: the library's too) has made.
+long reads_so_far() {
+  FILE* f = std::fopen("/proc/self/io", "re");
+  if (f == nullptr) return -1;
+  char line[128];
+  long n = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "syscr: %ld", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
 // Polls sup_input_wanted until it says 1; returns the ms it took, or -1.
 double ms_until_waiting(sup_proc* p, int within_ms = kSeenWithinMs) {
   const double start = now_ms();
@@ -281,18 +293,6 @@ TEST(InputWait, ProcessItMayNotInspect) {
       << "the host running as nobody failed (its output is above)";
 }
 
-// Read system calls this process (every thread: the library's too) has made.
-long reads_so_far() {
-  FILE* f = std::fopen("/proc/self/io", "re");
-  if (f == nullptr) return -1;
-  char line[128];
-  long n = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr)
-    if (std::sscanf(line, "syscr: %ld", &n) == 1) break;
-  std::fclose(f);
-  return n;
-}
-
 constexpr const char* kHostWithoutTerminal = "SUP_TEST_HOST_WITHOUT_TERMINAL";
 
 // A host whose session has no controlling terminal: a child with a stdin
@@ -358,6 +358,60 @@ TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {
   // counted from it and confirmed 50 ms later; then the limit, the signal
   // and the shell's end.
   EXPECT_LT(took, lag.allowance(300 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// A wait that begins after 2 s of silence: the loop's looks have backed
+// off, and see it within min(2 s / 2, 4 s) + 150 ms (sup.h), then the limit.
+TEST(InputWait, AWaitAfterALongSilenceIsSeenWithinTheBackOff) {
+  suptest::SchedulerLag lag;
+  const double start = now_ms();
+  SPAWN(p, sh("sleep 2; read x", pipe_stdin("\"input_wait_timeout_ms\": 300")));
+  ASSERT_TRUE(p.wait(20000));
+  const double took = now_ms() - start;
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "idle_timeout");
+  EXPECT_EQ(r.str("phase"), "input");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  std::printf("ended after %.0f ms\n", took);
+  EXPECT_GE(took, 2000 + 300);
+  EXPECT_LT(took, lag.allowance(2000 + 1000 + 150 + 300 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// The same silence seen by a caller: its own call looks at once, and finds
+// the tree changed when the shell goes on from `sleep` to `read`.
+TEST(InputWait, ACallerSeesAWaitAfterALongSilenceAtOnce) {
+  suptest::SchedulerLag lag;
+  SPAWN(p, sh("sleep 3; read x", pipe_stdin()));
+  ASSERT_EQ(sup_input_wanted(p.get()), 0);  // the loop looks from now on
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_EQ(sup_input_wanted(p.get()), 0);
+  // The wait begins ~500 ms from now.
+  const double ms = ms_until_waiting(p.get());
+  ASSERT_GE(ms, 0) << "never seen waiting";
+  std::printf("seen waiting after %.0f ms\n", ms);
+  EXPECT_LT(ms, lag.allowance(500 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// Quiet children are looked at less and less often: over a second after
+// 3 s of silence, a small part of the read calls of their first second.
+TEST(InputWait, QuietChildrenAreLookedAtLessOften) {
+  constexpr int kChildren = 20;
+  std::vector<std::unique_ptr<suptest::Proc>> procs;
+  for (int i = 0; i < kChildren; ++i) {
+    procs.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", pipe_stdin("\"input_wait_timeout_ms\": 60000"))));
+    ASSERT_EQ(procs.back()->rc(), 0) << procs.back()->error();
+  }
+  long before = reads_so_far();
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const long first = reads_so_far() - before;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  before = reads_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const long later = reads_so_far() - before;
+  std::printf("read calls: %ld in the first second, %ld in the fourth\n", first, later);
+  EXPECT_GT(first, 0);
+  EXPECT_LT(later * 10, first);
 }
 
 TEST(InputWait, AReaderWhoseParentEndedIsStillOfTheGroup) {

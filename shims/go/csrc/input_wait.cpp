@@ -41,6 +41,16 @@ int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool block
   if (state_ != State::unknown && now - last_look_at_ < kMinGap && output_total == output_total_ &&
       inputs_.load(std::memory_order_acquire) == inputs_seen_)
     return verdict();
+  // Nothing in the tree has run since the last look saw all of it: every
+  // thread is where it was, and so is the verdict (a read per thread, not
+  // the tree's walk). Input written since may have woken a reader that has
+  // not run yet: then the whole look.
+  const uint64_t inputs = inputs_.load(std::memory_order_acquire);
+  if (!tree_.empty() && output_total == output_total_ && inputs == inputs_seen_ && none_ran(tree_)) {
+    std::vector<std::pair<pid_t, uint64_t>> readers = readers_;
+    judge(seen_, readers, output_total, now_ns());
+    return verdict();
+  }
   Look l(stdin_);
   UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc.valid()) {
@@ -48,29 +58,49 @@ int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool block
   } else {
     // The tree: the cgroup's processes; or the main process's descendants
     // (cheap: a few files), and the rest of its group, which only a scan of
-    // every process finds (a millisecond on a busy machine): at most once
-    // per kGroupScanEvery, its finds kept for the looks between.
+    // every process finds (a millisecond on a busy machine), shared by
+    // every child's looks and taken at most once per kGroupScanEvery.
     std::vector<pid_t> members;
     if (cgroup_dir >= 0) {
       cgroup_members(cgroup_dir, members);
     } else {
       const bool walked = descendants(proc.get(), pid, members);
-      if (!walked) members.push_back(pid);  // the scan finds the rest each time
-      if (!walked || group_scan_at_ == 0 || now - group_scan_at_ >= kGroupScanEvery) {
-        strays_.clear();
-        group_members(proc.get(), pid, members, strays_);
-        group_scan_at_ = now;
+      if (!walked) members.push_back(pid);  // the scan finds the rest
+      std::vector<pid_t> strays;
+      Nanos scanned_at = 0;
+      if (group_members(proc.get(), pid, members, strays, kGroupScanEvery, scanned_at)) {
+        strays_ = std::move(strays);
+        strays_scanned_at_ = scanned_at;
       }
     }
     int count = 0;
-    for (pid_t member : members)
-      if (++count > kMaxProcesses || !l.process(proc.get(), member, 0)) break;
+    for (pid_t member : members) {
+      if (++count > kMaxProcesses) l.set_cut();
+      if (count > kMaxProcesses || !l.process(proc.get(), member, 0)) break;
+    }
     // Still of the group (the pid may be another's by now).
     for (pid_t stray : strays_)
-      if (std::find(members.begin(), members.end(), stray) == members.end())
-        if (++count > kMaxProcesses || !l.process(proc.get(), stray, pid)) break;
+      if (std::find(members.begin(), members.end(), stray) == members.end()) {
+        if (++count > kMaxProcesses) l.set_cut();
+        if (count > kMaxProcesses || !l.process(proc.get(), stray, pid)) break;
+      }
   }
-  judge(l.seen(), l.readers, output_total, now_ns());
+  seen_ = l.seen();
+  // Only a tree known whole stands for later looks while nothing in it
+  // runs. In group mode a member whose parent ended is found by the scan
+  // alone: the scan must be newer than the previous look, and the previous
+  // look must have seen the same processes (none ended meanwhile, leaving
+  // a child the scan may predate).
+  std::vector<pid_t> pids;
+  for (const ThreadRun& t : l.threads)
+    if (pids.empty() || pids.back() != t.pid) pids.push_back(t.pid);
+  std::sort(pids.begin(), pids.end());
+  const bool whole = l.complete() && (cgroup_dir >= 0 || (strays_scanned_at_ > full_look_at_ && pids == full_look_pids_));
+  tree_.clear();
+  if (whole) tree_ = std::move(l.threads);
+  full_look_pids_ = std::move(pids);
+  full_look_at_ = now;
+  judge(seen_, l.readers, output_total, now_ns());
   return verdict();
 }
 
@@ -123,6 +153,7 @@ void InputWait::judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& r
     case InputSeen::elsewhere: state_ = State::not_waiting; break;
   }
   readers_ = std::move(readers);
+  settling_.store(state_ == State::candidate, std::memory_order_release);
   output_total_ = output_total;
   inputs_seen_ = inputs;
   last_look_at_ = now;
@@ -138,7 +169,19 @@ int InputWait::verdict() const noexcept {
 
 Nanos InputWait::next_look(Nanos last_output) const noexcept {
   if (!asked() || cannot_wait()) return kNever;
-  Nanos next = std::max(last_output + kQuiet, look_at_.load(std::memory_order_acquire) + kInterval);
+  const Nanos look_at = look_at_.load(std::memory_order_acquire);
+  const Nanos quiet_since = std::max(last_output, last_input_at_.load(std::memory_order_acquire));
+  const Nanos quiet_for = look_at - quiet_since;  // at the last look
+  Nanos next;
+  if (look_at == 0 || quiet_for < kBrisk || settling_.load(std::memory_order_acquire)) {
+    next = look_at + kInterval;
+  } else {
+    // Quiet for long: the gap grows with the silence, and falls on a
+    // kGrid tick, so that the looks of many quiet children share a wake.
+    next = look_at + std::min(kMaxGap, std::max(kInterval, quiet_for / 2));
+    next += kGrid - next % kGrid;
+  }
+  next = std::max(next, last_output + kQuiet);
   const Nanos since = waiting_since_.load(std::memory_order_acquire);
   if (since != 0 && timeout_ > 0) next = std::min(next, since + timeout_);
   return next;

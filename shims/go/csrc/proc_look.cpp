@@ -23,8 +23,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 
+#include "clock.hpp"
 #include "dirents.hpp"
 
 namespace sup {
@@ -164,6 +166,29 @@ Call classify(long nr) noexcept {
   }
 }
 
+// How long the thread at dir/task (task: "" or a path ending in '/') has
+// run: any change between two reads means it woke. schedstat where the
+// kernel has it (run time and slices), else its context switches; 0 when
+// neither can be read.
+uint64_t thread_ran(int dir, const char* task) noexcept {
+  char path[64];
+  char buf[256];
+  std::snprintf(path, sizeof path, "%sschedstat", task);
+  if (read_file(dir, path, buf, sizeof buf) > 0) {
+    unsigned long long run_ns = 0, wait_ns = 0, slices = 0;
+    if (std::sscanf(buf, "%llu %llu %llu", &run_ns, &wait_ns, &slices) == 3) return run_ns ^ (slices << 48);
+  }
+  char status[4096];
+  std::snprintf(path, sizeof path, "%sstatus", task);
+  if (read_file(dir, path, status, sizeof status) <= 0) return 0;
+  uint64_t switches = 0;
+  for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
+    const char* at = std::strstr(status, key);
+    if (at != nullptr) switches += std::strtoull(at + std::strlen(key), nullptr, 10);
+  }
+  return switches;
+}
+
 // Appends the pids in text ("1 2 3\n" or one a line) to out.
 void parse_pids(const char* text, std::vector<pid_t>& out) {
   for (const char* at = text; *at != '\0';) {
@@ -216,20 +241,16 @@ bool Look::read_memory(pid_t tid, unsigned long at, void* into, size_t len) {
   return false;
 }
 
-uint64_t Look::ran(int task_dir) noexcept {
-  char buf[256];
-  if (read_file(task_dir, "schedstat", buf, sizeof buf) > 0) {
-    unsigned long long run_ns = 0, wait_ns = 0, slices = 0;
-    if (std::sscanf(buf, "%llu %llu %llu", &run_ns, &wait_ns, &slices) == 3) return run_ns ^ (slices << 48);
+uint64_t Look::ran(int task_dir) noexcept { return thread_ran(task_dir, ""); }
+
+bool none_ran(const std::vector<ThreadRun>& threads) noexcept {
+  for (const ThreadRun& t : threads) {
+    char task[48];
+    std::snprintf(task, sizeof task, "/proc/%d/task/%d/", static_cast<int>(t.pid), static_cast<int>(t.tid));
+    const uint64_t now = thread_ran(AT_FDCWD, task);
+    if (now == 0 || now != t.ran) return false;
   }
-  char status[4096];
-  if (read_file(task_dir, "status", status, sizeof status) <= 0) return 0;
-  uint64_t switches = 0;
-  for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
-    const char* at = std::strstr(status, key);
-    if (at != nullptr) switches += std::strtoull(at + std::strlen(key), nullptr, 10);
-  }
-  return switches;
+  return true;
 }
 
 bool Look::poll_waits(int task_dir, pid_t tid, const Blocked& b, dev_t ctty) {
@@ -321,11 +342,16 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
   bool go_on = true;
   for_each_dirent(tasks.get(), [&](const char* tid_name, unsigned char) {
     if (tid_name[0] < '1' || tid_name[0] > '9') return true;
-    if (++threads_ > kMaxThreads) return false;
+    if (++threads_ > kMaxThreads) {
+      cut_ = true;
+      return false;
+    }
     Fd task(openat(tasks.get(), tid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!task.valid()) return true;
     ProcStat ts;
     if (read_file(task.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ts)) return true;
+    const pid_t tid = static_cast<pid_t>(std::strtol(tid_name, nullptr, 10));
+    threads.push_back(ThreadRun{pid, tid, ran(task.get())});
     if (ts.state == 'R' || ts.state == 'D' || ts.state == 'W') {
       busy_ = true;
       go_on = false;
@@ -339,7 +365,6 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
     }
     Blocked b;
     if (!parse_syscall(text, b)) return true;
-    const pid_t tid = static_cast<pid_t>(std::strtol(tid_name, nullptr, 10));
     if (ts.state == 'T') {
       // Stopped in a read, write or ioctl of its controlling terminal from
       // a background group: SIGTTIN or SIGTTOU, which nothing but the host
@@ -354,7 +379,7 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
       return true;
     }
     if (target_.kind != StdinFile::Kind::none && waits_on_stdin(task.get(), tid, b, ps.tty))
-      readers.emplace_back(tid, ran(task.get()));
+      readers.emplace_back(tid, threads.back().ran);
     return true;
   });
   return go_on;
@@ -382,21 +407,53 @@ bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out) {
   return true;
 }
 
-void group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out) {
-  Fd listing(openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!listing.valid()) return;
-  char text[1024];
-  for_each_dirent(listing.get(), [&](const char* name, unsigned char) {
-    if (name[0] < '1' || name[0] > '9') return true;
-    const pid_t member = static_cast<pid_t>(std::strtol(name, nullptr, 10));
-    if (std::find(known.begin(), known.end(), member) != known.end()) return true;
-    char path[40];
-    std::snprintf(path, sizeof path, "%s/stat", name);
-    ProcStat ps;
-    if (read_file(proc_dir, path, text, sizeof text) <= 0 || !parse_stat(text, ps) || ps.pgrp != pgid) return true;
-    out.push_back(member);
-    return out.size() < static_cast<size_t>(kMaxProcesses);
-  });
+namespace {
+
+// Every process's group as of one scan of /proc, for every child's looks.
+// Guarded by its mutex, only ever try_locked: a thread that finds a scan
+// under way goes on without (and a host that forks while one runs leaves
+// its child a locked mutex it never waits for).
+struct GroupIndex {
+  std::mutex mu;
+  Nanos scanned_at = 0;
+  std::vector<std::pair<pid_t, pid_t>> by_group;  // (pgrp, pid), sorted
+};
+
+GroupIndex& group_index() {
+  static GroupIndex* index = new GroupIndex;  // never destroyed: no exit-time order
+  return *index;
+}
+
+}  // namespace
+
+bool group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out,
+                   int64_t max_age, int64_t& scanned_at) {
+  GroupIndex& index = group_index();
+  std::unique_lock<std::mutex> lock(index.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  const Nanos now = now_ns();
+  if (index.scanned_at == 0 || now - index.scanned_at >= max_age) {
+    index.by_group.clear();
+    Fd listing(openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!listing.valid()) return false;
+    char text[1024];
+    for_each_dirent(listing.get(), [&](const char* name, unsigned char) {
+      if (name[0] < '1' || name[0] > '9') return true;
+      char path[40];
+      std::snprintf(path, sizeof path, "%s/stat", name);
+      ProcStat ps;
+      if (read_file(proc_dir, path, text, sizeof text) > 0 && parse_stat(text, ps))
+        index.by_group.emplace_back(ps.pgrp, static_cast<pid_t>(std::strtol(name, nullptr, 10)));
+      return true;
+    });
+    std::sort(index.by_group.begin(), index.by_group.end());
+    index.scanned_at = now;
+  }
+  auto at = std::lower_bound(index.by_group.begin(), index.by_group.end(), std::make_pair(pgid, pid_t{0}));
+  for (; at != index.by_group.end() && at->first == pgid && out.size() < static_cast<size_t>(kMaxProcesses); ++at)
+    if (std::find(known.begin(), known.end(), at->second) == known.end()) out.push_back(at->second);
+  scanned_at = index.scanned_at;
+  return true;
 }
 
 void cgroup_members(int cgroup_dir, std::vector<pid_t>& out) {

@@ -63,6 +63,20 @@ enum class InputSeen {
 // A thread's blocked system call (proc_look.cpp).
 struct Blocked;
 
+// A thread a look saw, and how long it had run then (Look::ran).
+struct ThreadRun {
+  pid_t pid;
+  pid_t tid;
+  uint64_t ran;
+};
+
+// Whether none of these threads has run since their runs were read: each
+// one's /proc/PID/task/TID/schedstat unchanged (a read per thread). A tree
+// in which nothing ran is where it was: the same threads asleep in the same
+// calls (a new process or thread, an exit, output, a wake-up all take a
+// run). False if any is gone or cannot be read.
+bool none_ran(const std::vector<ThreadRun>& threads) noexcept;
+
 // One look at the tree: what every thread of every process does.
 class Look {
  public:
@@ -81,8 +95,15 @@ class Look {
     return InputSeen::elsewhere;
   }
   void set_blind() noexcept { blind_ = true; }
+  // The look was cut short (more than kMaxProcesses processes).
+  void set_cut() noexcept { cut_ = true; }
+  // Every thread of the tree was looked at, all asleep or stopped
+  // elsewhere or reading, and seen: `threads` is the whole tree.
+  bool complete() const noexcept { return !busy_ && !stopped_ && !blind_ && !cut_; }
 
   std::vector<std::pair<pid_t, uint64_t>> readers;
+  // Every thread looked at, with its run (none_ran compares them later).
+  std::vector<ThreadRun> threads;
 
  private:
   // Is this file the child's stdin? ctty: the process's controlling
@@ -105,6 +126,7 @@ class Look {
   bool busy_ = false;
   bool stopped_ = false;
   bool blind_ = false;
+  bool cut_ = false;
   int threads_ = 0;
 };
 
@@ -112,8 +134,14 @@ class Look {
 // process whose parent ended is reparented out of this tree: the group scan
 // finds it). Falls back to false where the kernel has no such file.
 bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out);
-// Every process of group pgid but those in `known`: a scan of /proc.
-void group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out);
+// Every process of group pgid but those in `known`, from one scan of every
+// process in /proc that all children's looks share, taken again when older
+// than max_age ns: with a thousand children a scan each would read a
+// million stat files. Returns false, out untouched, while another thread
+// scans: a look never waits for another's; else sets scanned_at to when the
+// scan it used was taken.
+bool group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out,
+                   int64_t max_age, int64_t& scanned_at);
 // cgroup.procs of the cgroup and of each sub-cgroup, a few levels down.
 void cgroup_members(int cgroup_dir, std::vector<pid_t>& out);
 
