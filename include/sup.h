@@ -1142,7 +1142,10 @@ SUP_API int sup_input_close(sup_proc *p);
  * inode, a terminal by its device number), not by descriptor 0. Each call
  * looks at /proc (every process of the tree, each thread's stat and
  * syscall; poll's and select's sets through process_vm_readv), which costs
- * about a millisecond; a call within 5 ms of the last look, with nothing
+ * about a millisecond; in group mode the group's members whose parent
+ * ended are found by a scan of every process, shared by every child's
+ * looks and taken again once it is 1 s old (it costs in proportion to the
+ * processes on the machine). A call within 5 ms of the last look, with nothing
  * read or written since, gets that look's answer. The first call turns on
  * the loop's own looks (input_wait_timeout_ms turns them on from the
  * start), for the rest of the child's life, so that later calls, the limit
@@ -1158,11 +1161,14 @@ SUP_API int sup_input_close(sup_proc *p);
  * within 1 s of the last output (a prompt) is seen within 100 ms; one that
  * begins after a silence of t > 1 s is seen within min(t/2, 4 s) + 150 ms
  * (for `sleep 2; read x`: 1.15 s), plus what the scheduler adds. A caller's
- * own call always looks at once. Each look first reads the run counts
- * (/proc/PID/task/TID/schedstat) of the threads the last whole look saw:
- * when none has run since, nothing has changed and the verdict stands
- * without the rest of the look (a tree whose group scan may predate a
- * member is looked at whole until two whole looks agree).
+ * own call always looks at once. Each look, the loop's or a call's, first
+ * reads the run counts (/proc/PID/task/TID/schedstat) of the threads the
+ * last whole look saw: when none has run since (and nothing was read or
+ * written), nothing in the tree has moved and the verdict stands without
+ * the rest of the look. Only a look that saw every thread of the tree,
+ * none runnable and none stopped on its terminal, stands for later ones;
+ * in group mode, only once two whole looks saw the same processes with a
+ * scan taken between them.
  * Nothing to look for: a child without "pty" whose stdin never blocks a
  * reader ("null", {"data": ...}, which sup feeds and then closes, or
  * {"fd": N} or "inherit" of /dev/null or a regular file) can wait only by

@@ -24,33 +24,51 @@ void InputWait::note_input() noexcept {
   inputs_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
-  if (cannot_wait()) return 0;  // no /proc read: nothing there can wait
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+bool InputWait::lock_for_look(std::unique_lock<std::mutex>& lock, bool blocking) noexcept {
   if (blocking) {
     lock.lock();
-  } else if (!lock.try_lock()) {
-    // A caller is looking: its look stands for this one, and the loop's
-    // next comes kMinGap after, not at once again (its deadline is past).
-    const Nanos retry = now_ns() - kInterval + kMinGap;
-    if (look_at_.load(std::memory_order_acquire) < retry) look_at_.store(retry, std::memory_order_release);
-    return -1;
+    return true;
   }
-  const Nanos now = now_ns();
+  if (lock.try_lock()) return true;
+  // A caller is looking: its look stands for this one, and the loop's next
+  // comes kMinGap after, not at once again (its deadline is past).
+  const Nanos retry = now_ns() - kInterval + kMinGap;
+  if (look_at_.load(std::memory_order_acquire) < retry) look_at_.store(retry, std::memory_order_release);
+  return false;
+}
+
+int InputWait::stands(uint64_t output_total, Nanos now) {
   // Asked again within a few ms (a caller polling): the last look stands.
+  const uint64_t inputs = inputs_.load(std::memory_order_acquire);
   if (state_ != State::unknown && now - last_look_at_ < kMinGap && output_total == output_total_ &&
-      inputs_.load(std::memory_order_acquire) == inputs_seen_)
+      inputs == inputs_seen_)
     return verdict();
   // Nothing in the tree has run since the last look saw all of it: every
   // thread is where it was, and so is the verdict (a read per thread, not
   // the tree's walk). Input written since may have woken a reader that has
   // not run yet: then the whole look.
-  const uint64_t inputs = inputs_.load(std::memory_order_acquire);
   if (!tree_.empty() && output_total == output_total_ && inputs == inputs_seen_ && none_ran(tree_)) {
     std::vector<std::pair<pid_t, uint64_t>> readers = readers_;
     judge(seen_, readers, output_total, now_ns());
     return verdict();
   }
+  return kWholeLook;
+}
+
+int InputWait::look_if_still(uint64_t output_total) {
+  if (cannot_wait()) return 0;
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (!lock_for_look(lock, /*blocking=*/false)) return -1;
+  return stands(output_total, now_ns());
+}
+
+int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
+  if (cannot_wait()) return 0;  // no /proc read: nothing there can wait
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (!lock_for_look(lock, blocking)) return -1;
+  const Nanos now = now_ns();
+  const int stood = stands(output_total, now);
+  if (stood != kWholeLook) return stood;
   Look l(stdin_);
   UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc.valid()) {

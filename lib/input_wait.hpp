@@ -78,6 +78,11 @@ class InputWait {
   // under way on another thread (a caller); else returns -1 at once if
   // there is one (the loop).
   int look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking);
+  // The loop's first step of a look: the last verdict (1, 0, SUP_EPERM)
+  // when nothing in the tree ran since the last whole look (and nothing
+  // was read or written), else kWholeLook; -1 while a caller looks.
+  static constexpr int kWholeLook = -2;
+  int look_if_still(uint64_t output_total);
   // After a look: how long to wait before a second one can tell whether a
   // reader seen for the first time stays asleep (0: no second look needed).
   Nanos second_look_in() noexcept;
@@ -97,6 +102,10 @@ class InputWait {
   std::optional<bool> at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept;
 
  private:
+  // Takes mu_ (blocking) or tries to; false when a caller holds it.
+  bool lock_for_look(std::unique_lock<std::mutex>& lock, bool blocking) noexcept;
+  // Under mu_: the last verdict, if it still stands, else kWholeLook.
+  int stands(uint64_t output_total, Nanos now);
   // Under mu_: the verdict from a look's findings.
   void judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& readers, uint64_t output_total, Nanos now);
   int verdict() const noexcept;

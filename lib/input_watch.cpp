@@ -42,11 +42,15 @@ void Process::look_for_input(Nanos now) {
   // writing, not reading.
   const Nanos due = now + Engine::kTimerLead;
   if (any_held_back() || due < input_wait_.next_look(last_activity_)) return;
-  // Bytes already in a pipe are output, even if the loop has not read them.
-  for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
-  if (ended() || due < input_wait_.next_look(last_activity_)) return;
-  input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
+  // Nothing in the tree ran since the last whole look: nothing was written
+  // to the pipes since either, and the verdict stands.
+  if (input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
+    // Bytes already in a pipe are output, even if the loop has not read them.
+    for (OutputPipe* pipe : {&out_, &err_})
+      if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
+    if (ended() || now_ns() + Engine::kTimerLead < input_wait_.next_look(last_activity_)) return;
+    input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
+  }
   if (input_wait_.timed_out(now_ns())) {
     timeout_kind_ = TimeoutKind::input;
     timed_out();
