@@ -19,9 +19,9 @@
 
 namespace sup {
 
-// One child's input-wait watch. Locking: everything but the two atomics is
+// One child's input-wait watch. Locking: everything but the atomics is
 // under mu_, which a look holds while it reads /proc (milliseconds at
-// most); the loop only ever try_locks it, so a caller looking in
+// most, a standing look a read per thread); the loop only ever try_locks it, so a caller looking in
 // sup_input_wanted never stalls the loop. The inputs a look compares
 // (output count, the tree's identity) are passed in by the process.
 class InputWait {
