@@ -142,7 +142,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     plan.tty_foreground = true;
   }
 
-  // What a reader waiting for input must be waiting on (input_wait.cpp):
+  // What a reader waiting for input must be waiting on (proc_look.hpp):
   // the stdin pipe, the terminal, or the host's own stdin or descriptor.
   sup::StdinFile stdin_file;
   if (spec.pty)

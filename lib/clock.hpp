@@ -7,11 +7,14 @@
 #include <time.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace sup {
 
 using Nanos = int64_t;
 constexpr Nanos kNanosPerMs = 1000000;
+// No deadline: the largest time, so that min() of deadlines needs no case.
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 inline Nanos now_ns() noexcept {
   timespec ts;

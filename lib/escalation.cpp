@@ -356,7 +356,7 @@ bool Process::act_on_deadline() {
       on_leader_exit();
       return true;
     }
-    // Waiting for input (input_wait.cpp): looked at once output is quiet,
+    // Waiting for input (input_watch.cpp): looked at once output is quiet,
     // when asked; ends the child after input_wait_timeout_ms of it.
     if (escalation_.cause() == Cause::none) {
       look_for_input(now);

@@ -1630,6 +1630,65 @@ static void row_cpu(const struct opts *o) {
   fflush(stdout);
 }
 
+/* One side of the input-wait row: n silent children spawned from json,
+ * supervised for window_s after settle_s; the host's CPU and context
+ * switches in the window. */
+static void sup_cpu_window(int n, double window_s, double settle_s,
+                           const char *json, double *cpu_ms, long *csw) {
+  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
+  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
+  sleep_us(settle_s * 1e6);
+  double c0 = cpu_ms_self();
+  long w0 = csw_self();
+  sleep_us(window_s * 1e6);
+  *cpu_ms = cpu_ms_self() - c0;
+  *csw = csw_self() - w0;
+  for (int i = 0; i < n; i++)
+    if (sup_poll(procs[i], 0) != 0)
+      die("cpu_input_wait: child %d ended early: %s", i, sup_result(procs[i]));
+  for (int i = 0; i < n; i++) sup_abort(procs[i]);
+  for (int i = 0; i < n; i++) {
+    sup_finish(procs[i]);
+    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "cpu_input_wait");
+    sup_release(procs[i]);
+  }
+  free(procs);
+}
+
+/* The cpu row's silent children with "input_wait_timeout_ms" set: with a
+ * "pipe" stdin, whose reads could wait, the loop looks at each tree (every
+ * 50 ms for its first second of silence, then further and further apart,
+ * each look only a read of run counts while nothing ran); with stdin null
+ * and a host session without a terminal, never. The window opens once the
+ * last child has been quiet for settle_s: this is what supervising quiet
+ * children costs, not their first second. */
+static void row_cpu_input_wait(const struct opts *o) {
+  int n = o->quick ? 20 : 1000;
+  double window_s = o->quick ? 0.5 : 10.0;
+  double settle_s = o->quick ? 1.2 : 1.5;
+  raise_limits(n);
+  int tty = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  int session_tty = tty >= 0;
+  if (tty >= 0) close(tty);
+  note("cpu_input_wait: %d silent children with input_wait_timeout_ms, "
+       "%.1f s window per side after %.1f s", n, window_s, settle_s);
+  const char *pipe_json = "{\"argv\": [\"" SLEEP_PATH "\", \"600\"], "
+                          "\"stdin\": \"pipe\", \"input_wait_timeout_ms\": 600000}";
+  const char *null_json = "{\"argv\": [\"" SLEEP_PATH "\", \"600\"], "
+                          "\"input_wait_timeout_ms\": 600000}";
+  double pipe_cpu, null_cpu;
+  long pipe_csw, null_csw;
+  sup_cpu_window(n, window_s, settle_s, pipe_json, &pipe_cpu, &pipe_csw);
+  sup_cpu_window(n, window_s, settle_s, null_json, &null_cpu, &null_csw);
+  printf("{\"row\":\"cpu_input_wait\",\"unit\":\"ms\",\"children\":%d,"
+         "\"seconds\":%.1f,\"settle_seconds\":%.1f,\"session_tty\":%s,"
+         "\"pipe\":{\"cpu_ms\":%.3f,\"context_switches\":%ld},"
+         "\"null\":{\"cpu_ms\":%.3f,\"context_switches\":%ld}}\n",
+         n, window_s, settle_s, session_tty ? "true" : "false", pipe_cpu,
+         pipe_csw, null_cpu, null_csw);
+  fflush(stdout);
+}
+
 static long count_fds(void) {
   DIR *d = opendir("/proc/self/fd");
   if (d == NULL) die("opendir /proc/self/fd: %s", strerror(errno));
@@ -2174,7 +2233,7 @@ static void default_helper(char *out, size_t cap, const char *name) {
 static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "spawn_limits", "spawn_sandbox", "spawn_user",
                                    "heap",  "capture", "stream", "abort",
                                    "interrupt",   "idle",  "max_runtime",
-                                   "cpu",         "capacity", "rss", "scale"};
+                                   "cpu",         "cpu_input_wait", "capacity", "rss", "scale"};
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
@@ -2206,7 +2265,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: %s [--quick] [--rows spawn,spawn_cgroup,spawn_limits,spawn_sandbox,spawn_user,\n"
               "                 heap,capture,stream,abort,"
-              "interrupt,idle,max_runtime,cpu,capacity,rss,scale]\n"
+              "interrupt,idle,max_runtime,cpu,cpu_input_wait,capacity,rss,scale]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
               "       %s rss {keep|sup|sup-output|sup-both|base} WRITER BYTES\n",
@@ -2245,6 +2304,7 @@ int main(int argc, char **argv) {
   if (row_wanted(&o, "idle")) row_deadline(&o, KIND_IDLE, o.child);
   if (row_wanted(&o, "max_runtime")) row_deadline(&o, KIND_MAXRT, o.child);
   if (row_wanted(&o, "cpu")) row_cpu(&o);
+  if (row_wanted(&o, "cpu_input_wait")) row_cpu_input_wait(&o);
   if (row_wanted(&o, "scale")) row_scale(&o);
   if (row_wanted(&o, "capacity")) row_capacity(&o);
   if (row_wanted(&o, "rss")) row_rss(&o);

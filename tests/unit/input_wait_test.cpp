@@ -25,6 +25,18 @@ using suptest::sh;
 constexpr int kSeenWithinMs = 2000;
 constexpr int kNeverOverMs = 1000;
 
+// Read system calls this process (every thread: the library's too) has made.
+long reads_so_far() {
+  FILE* f = std::fopen("/proc/self/io", "re");
+  if (f == nullptr) return -1;
+  char line[128];
+  long n = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "syscr: %ld", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
 // Polls sup_input_wanted until it says 1; returns the ms it took, or -1.
 double ms_until_waiting(sup_proc* p, int within_ms = kSeenWithinMs) {
   const double start = now_ms();
@@ -161,6 +173,13 @@ TEST(InputWaitOnTerminal, ChildStoppedReadingIt) {
     SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\"}");
     ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN not seen";
   }
+  {
+    // A stdin that never blocks, but the session has a terminal: the child
+    // can still be stopped on it (/dev/tty from a background group), so
+    // sup keeps looking.
+    SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x < /dev/tty\"], \"input_wait_timeout_ms\": 60000}");
+    ASSERT_GE(ms_until_waiting(p.get()), 0) << "a stop by SIGTTIN with stdin null not seen";
+  }
   // With the limit, the stop ends the child as any wait for input: the
   // interrupt signal, then SIGCONT so that the stopped process acts on it.
   SPAWN(p, "{\"argv\": [\"sh\", \"-c\", \"read x\"], \"stdin\": \"inherit\", \"input_wait_timeout_ms\": 200}");
@@ -217,7 +236,8 @@ TEST(InputWait, StoppedReadingTheHostsTerminal) {
 
 // Runs this test binary again with only `test` and the marker variable set,
 // optionally as another user, and returns its exit status.
-int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0) {
+int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gid_t gid = 0,
+             bool new_session = false) {
   char self[4096];
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return -1;
@@ -232,6 +252,7 @@ int run_self(const std::string& test, const char* marker_name, uid_t uid = 0, gi
   pid_t child = fork();
   if (child == 0) {
     if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+    if (new_session && setsid() < 0) _exit(126);
     execve(self, argv, env.data());
     _exit(127);
   }
@@ -272,6 +293,54 @@ TEST(InputWait, ProcessItMayNotInspect) {
       << "the host running as nobody failed (its output is above)";
 }
 
+constexpr const char* kHostWithoutTerminal = "SUP_TEST_HOST_WITHOUT_TERMINAL";
+
+// A host whose session has no controlling terminal: a child with a stdin
+// that never blocks can never wait for input, so sup never reads /proc for
+// it. Counted by the host's read calls, against children that are looked at.
+TEST(InputWaitWithoutTerminal, NullStdinIsNeverLookedAt) {
+  if (std::getenv(kHostWithoutTerminal) == nullptr) GTEST_SKIP() << "run by InputWait.NothingToLookForWithoutATerminal";
+  ASSERT_LT(open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC), 0) << "the session has a terminal";
+  constexpr int kChildren = 20;
+  constexpr int kWindowMs = 1000;
+  std::vector<std::unique_ptr<suptest::Proc>> nulls, pipes;
+  for (int i = 0; i < kChildren; ++i) {
+    nulls.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", "\"input_wait_timeout_ms\": 500")));
+    ASSERT_EQ(nulls.back()->rc(), 0) << nulls.back()->error();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  long before = reads_so_far();
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+  for (auto& p : nulls)
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(sup_input_wanted(p->get()), 0);
+  const long null_reads = reads_so_far() - before;
+  // The same children with a "pipe" stdin, whose reads could wait: looked at.
+  for (int i = 0; i < kChildren; ++i) {
+    pipes.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", pipe_stdin("\"input_wait_timeout_ms\": 500"))));
+    ASSERT_EQ(pipes.back()->rc(), 0) << pipes.back()->error();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  before = reads_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+  const long pipe_reads = reads_so_far() - before;
+  std::printf("read calls in %d ms: %ld for %d children with stdin null, %ld with a pipe\n", kWindowMs, null_reads,
+              kChildren, pipe_reads);
+  // What the test itself reads (/proc/self/io) is a few calls.
+  EXPECT_LT(null_reads, 10);
+  EXPECT_GT(pipe_reads, kChildren);
+  for (auto& p : nulls) {
+    ASSERT_EQ(sup_abort(p->get()), 0);
+    ASSERT_TRUE(p->wait());
+    EXPECT_TRUE(cJSON_IsFalse(p->result().get("waiting_for_input"))) << sup_result(p->get());
+  }
+}
+
+TEST(InputWait, NothingToLookForWithoutATerminal) {
+  EXPECT_EQ(run_self("InputWaitWithoutTerminal.NullStdinIsNeverLookedAt", kHostWithoutTerminal, 0, 0, true), 0)
+      << "the host in a session without a terminal failed (its output is above)";
+}
+
 TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {
   suptest::SchedulerLag lag;
   const double start = now_ms();
@@ -289,6 +358,60 @@ TEST(InputWait, TimeoutEndsAReaderAsIdleTimeoutOfPhaseInput) {
   // counted from it and confirmed 50 ms later; then the limit, the signal
   // and the shell's end.
   EXPECT_LT(took, lag.allowance(300 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// A wait that begins after 2 s of silence: the loop's looks have backed
+// off, and see it within min(2 s / 2, 4 s) + 150 ms (sup.h), then the limit.
+TEST(InputWait, AWaitAfterALongSilenceIsSeenWithinTheBackOff) {
+  suptest::SchedulerLag lag;
+  const double start = now_ms();
+  SPAWN(p, sh("sleep 2; read x", pipe_stdin("\"input_wait_timeout_ms\": 300")));
+  ASSERT_TRUE(p.wait(20000));
+  const double took = now_ms() - start;
+  auto r = p.result();
+  EXPECT_EQ(r.str("outcome"), "idle_timeout");
+  EXPECT_EQ(r.str("phase"), "input");
+  EXPECT_TRUE(cJSON_IsTrue(r.get("waiting_for_input"))) << sup_result(p.get());
+  std::printf("ended after %.0f ms\n", took);
+  EXPECT_GE(took, 2000 + 300);
+  EXPECT_LT(took, lag.allowance(2000 + 1000 + 150 + 300 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// The same silence seen by a caller: its own call looks at once, and finds
+// the tree changed when the shell goes on from `sleep` to `read`.
+TEST(InputWait, ACallerSeesAWaitAfterALongSilenceAtOnce) {
+  suptest::SchedulerLag lag;
+  SPAWN(p, sh("sleep 3; read x", pipe_stdin()));
+  ASSERT_EQ(sup_input_wanted(p.get()), 0);  // the loop looks from now on
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_EQ(sup_input_wanted(p.get()), 0);
+  // The wait begins ~500 ms from now.
+  const double ms = ms_until_waiting(p.get());
+  ASSERT_GE(ms, 0) << "never seen waiting";
+  std::printf("seen waiting after %.0f ms\n", ms);
+  EXPECT_LT(ms, lag.allowance(500 + 150)) << "scheduler lag " << lag.max_ms() << " ms";
+}
+
+// Quiet children are looked at less and less often: over a second after
+// 3 s of silence, a small part of the read calls of their first second.
+TEST(InputWait, QuietChildrenAreLookedAtLessOften) {
+  constexpr int kChildren = 20;
+  std::vector<std::unique_ptr<suptest::Proc>> procs;
+  for (int i = 0; i < kChildren; ++i) {
+    procs.push_back(std::make_unique<suptest::Proc>(sh("sleep 60", pipe_stdin("\"input_wait_timeout_ms\": 60000"))));
+    ASSERT_EQ(procs.back()->rc(), 0) << procs.back()->error();
+  }
+  long before = reads_so_far();
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const long first = reads_so_far() - before;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  before = reads_so_far();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const long later = reads_so_far() - before;
+  std::printf("read calls: %ld in the first second, %ld in the fourth\n", first, later);
+  EXPECT_GT(first, 0);
+  EXPECT_LT(later * 10, first);
 }
 
 TEST(InputWait, AReaderWhoseParentEndedIsStillOfTheGroup) {

@@ -4,14 +4,10 @@
 // so that its arithmetic is tested with made-up times (deadlines_test.cpp).
 #pragma once
 
-#include <limits>
 
 #include "clock.hpp"
 
 namespace sup {
-
-// No deadline: the largest time, so that min() of deadlines needs no case.
-constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 // Which limit ended the child: the silence before its first byte, the
 // silence after one, the runtime, or the wait for input (input_wait.cpp).

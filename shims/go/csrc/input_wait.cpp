@@ -1,541 +1,119 @@
-// Whether the child waits for input it cannot get (input_wait.hpp): each look
-// lists the tree's processes, reads every thread's state and the system call
-// it sleeps in from /proc, and resolves the descriptors that call waits on to
-// files, so that a shell's read(0), a Go runtime's read in one of its
-// threads, Node's epoll_wait on a reopened terminal and Python's select are
-// all matched against the same file.
+// Whether the child waits for input it cannot get (input_wait.hpp): the
+// verdict from what each look at the tree found (proc_look.hpp), kept between
+// looks, and when the loop looks next.
 #include "input_wait.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/epoll.h>
-#include <sys/select.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
-#include <string>
 
-#include "dirents.hpp"
-#include "process.hpp"
 #include "sup.h"
+#include "unique_fd.hpp"
 
 namespace sup {
-namespace {
-
-// A tree larger than this is looked at in part: the cost of a look must
-// stay in milliseconds. What is not looked at cannot count as waiting.
-constexpr int kMaxProcesses = 256;
-constexpr int kMaxThreads = 1024;
-// poll's and select's sets are read from the process's memory up to this.
-constexpr unsigned long kMaxPollFds = 4096;
-constexpr unsigned long kMaxSelectFds = 65536;
-
-class Fd {
- public:
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const noexcept { return fd_; }
-  bool valid() const noexcept { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
-bool denied(int err) noexcept { return err == EACCES || err == EPERM; }
-
-// A /proc file into buf (NUL-terminated). Returns the length, or -1 with
-// errno set.
-long read_file(int dir, const char* path, char* buf, size_t cap) noexcept {
-  Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -1;
-  long n;
-  while ((n = read(fd.get(), buf, cap - 1)) < 0 && errno == EINTR) {
-  }
-  if (n < 0) return -1;
-  buf[n] = '\0';
-  return n;
-}
-
-// The same for a file of any length (an epoll's fdinfo), -1 with errno.
-long read_whole(int dir, const char* path, std::string& out) {
-  Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -1;
-  char chunk[4096];
-  for (;;) {
-    long n = read(fd.get(), chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    out.append(chunk, static_cast<size_t>(n));
-  }
-  return static_cast<long>(out.size());
-}
-
-struct ProcStat {
-  char state = '?';
-  pid_t pgrp = 0;
-  dev_t tty = 0;  // the controlling terminal, 0 for none
-  pid_t tpgid = -1;
-};
-
-// "pid (comm) S ppid pgrp session tty_nr tpgid ...": comm may hold anything
-// but ends at the last ')'.
-bool parse_stat(const char* text, ProcStat& out) noexcept {
-  const char* close = std::strrchr(text, ')');
-  if (close == nullptr || close[1] != ' ') return false;
-  char state;
-  long ppid, pgrp, session, tty_nr, tpgid;
-  if (std::sscanf(close + 2, "%c %ld %ld %ld %ld %ld", &state, &ppid, &pgrp, &session, &tty_nr, &tpgid) != 6)
-    return false;
-  out.state = state;
-  out.pgrp = static_cast<pid_t>(pgrp);
-  // tty_nr is the kernel's new_encode_dev: minor's low byte, the major,
-  // then the minor's high bits.
-  const auto t = static_cast<unsigned long>(tty_nr);
-  out.tty = t == 0 ? 0 : makedev((t >> 8) & 0xfff, (t & 0xff) | ((t >> 12) & 0xfff00));
-  out.tpgid = static_cast<pid_t>(tpgid);
-  return true;
-}
-
-// /proc/PID/task/TID/syscall: "NR ARG1 .. ARG6 SP PC" while blocked in a
-// call, "-1 SP PC" when blocked outside one, "running" while it runs.
-struct Blocked {
-  long nr = -1;
-  unsigned long args[6] = {};
-};
-
-bool parse_syscall(const char* text, Blocked& out) noexcept {
-  if (std::strncmp(text, "running", 7) == 0) return false;
-  char* end;
-  out.nr = std::strtol(text, &end, 10);
-  if (end == text) return false;
-  for (unsigned long& arg : out.args) arg = std::strtoul(end, &end, 16);
-  return out.nr >= 0;
-}
-
-enum class Call { other, read_fd, poll, select, epoll, terminal_op };
-
-// System calls that wait for input on the descriptors they are given.
-// Numbers of the host's own ABI: a 32-bit process on a 64-bit kernel
-// reports its own numbers, which are not matched (README: limits).
-Call classify(long nr) noexcept {
-  switch (nr) {
-    case SYS_read:
-    case SYS_readv:
-    case SYS_pread64:
-    case SYS_preadv:
-    case SYS_preadv2:
-      return Call::read_fd;
-#ifdef SYS_poll
-    case SYS_poll:
-#endif
-    case SYS_ppoll:
-      return Call::poll;
-#ifdef SYS_select
-    case SYS_select:
-#endif
-    case SYS_pselect6:
-      return Call::select;
-#ifdef SYS_epoll_wait
-    case SYS_epoll_wait:
-#endif
-    case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
-      return Call::epoll;
-    // A background process stopped on its terminal stopped in one of these.
-    case SYS_write:
-    case SYS_writev:
-    case SYS_ioctl:
-      return Call::terminal_op;
-    default:
-      return Call::other;
-  }
-}
-
-// One look at the tree: what every thread of every process does.
-class Look {
- public:
-  Look(const StdinFile& target) noexcept : target_(target), dev_tty_(makedev(5, 0)) {}
-
-  // Returns false once the verdict is settled (a runnable thread, or a
-  // stop on the terminal): the rest need not be looked at. pgrp: if not
-  // 0, the process is looked at only if it is still of that group.
-  bool process(int proc_dir, pid_t pid, pid_t pgrp);
-
-  InputSeen seen() const noexcept {
-    if (stopped_) return InputSeen::stopped;
-    if (busy_) return InputSeen::busy;
-    if (!readers.empty()) return InputSeen::reading;
-    if (blind_) return InputSeen::blind;
-    return InputSeen::elsewhere;
-  }
-  void set_blind() noexcept { blind_ = true; }
-
-  std::vector<std::pair<pid_t, uint64_t>> readers;
-
- private:
-  // Is this file the child's stdin? ctty: the process's controlling
-  // terminal, which /dev/tty stands for.
-  bool is_stdin(const struct stat& st, dev_t ctty) const noexcept {
-    if (S_ISCHR(st.st_mode)) {
-      const dev_t rdev = st.st_rdev == dev_tty_ ? ctty : st.st_rdev;
-      return target_.kind == StdinFile::Kind::terminal && rdev != 0 && rdev == target_.rdev;
-    }
-    return target_.kind == StdinFile::Kind::node && st.st_dev == target_.dev && st.st_ino == target_.ino;
-  }
-  // Descriptor fd of the thread at task_dir; false if it cannot be seen.
-  bool fd_is_stdin(int task_dir, long fd, dev_t ctty) {
-    if (fd < 0 || fd > std::numeric_limits<int>::max()) return false;
-    char path[32];
-    std::snprintf(path, sizeof path, "fd/%ld", fd);
-    struct stat st;
-    if (fstatat(task_dir, path, &st, 0) != 0) {
-      if (denied(errno)) blind_ = true;
-      return false;
-    }
-    return is_stdin(st, ctty);
-  }
-  bool fd_is_terminal(int task_dir, long fd, dev_t ctty) const noexcept {
-    if (fd < 0 || fd > std::numeric_limits<int>::max() || ctty == 0) return false;
-    char path[32];
-    std::snprintf(path, sizeof path, "fd/%ld", fd);
-    struct stat st;
-    if (fstatat(task_dir, path, &st, 0) != 0 || !S_ISCHR(st.st_mode)) return false;
-    return st.st_rdev == ctty || st.st_rdev == dev_tty_;
-  }
-  bool waits_on_stdin(int task_dir, pid_t tid, const Blocked& b, dev_t ctty);
-  bool poll_waits(int task_dir, pid_t tid, const Blocked& b, dev_t ctty);
-  bool select_waits(int task_dir, pid_t tid, const Blocked& b, dev_t ctty);
-  bool epoll_waits(int task_dir, const Blocked& b, dev_t ctty);
-  bool read_memory(pid_t tid, unsigned long at, void* into, size_t len) {
-    iovec local{into, len};
-    iovec remote{reinterpret_cast<void*>(at), len};
-    if (process_vm_readv(tid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len)) return true;
-    if (denied(errno)) blind_ = true;
-    return false;
-  }
-  // How long the thread has run: any change between two looks means it
-  // woke. schedstat where the kernel has it, else the context switches.
-  static uint64_t ran(int task_dir) noexcept;
-
-  const StdinFile& target_;
-  const dev_t dev_tty_;
-  bool busy_ = false;
-  bool stopped_ = false;
-  bool blind_ = false;
-  int threads_ = 0;
-};
-
-uint64_t Look::ran(int task_dir) noexcept {
-  char buf[256];
-  if (read_file(task_dir, "schedstat", buf, sizeof buf) > 0) {
-    unsigned long long run_ns = 0, wait_ns = 0, slices = 0;
-    if (std::sscanf(buf, "%llu %llu %llu", &run_ns, &wait_ns, &slices) == 3) return run_ns ^ (slices << 48);
-  }
-  char status[4096];
-  if (read_file(task_dir, "status", status, sizeof status) <= 0) return 0;
-  uint64_t switches = 0;
-  for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
-    const char* at = std::strstr(status, key);
-    if (at != nullptr) switches += std::strtoull(at + std::strlen(key), nullptr, 10);
-  }
-  return switches;
-}
-
-bool Look::poll_waits(int task_dir, pid_t tid, const Blocked& b, dev_t ctty) {
-  const unsigned long n = std::min(b.args[1], kMaxPollFds);
-  if (n == 0 || b.args[0] == 0) return false;
-  std::vector<pollfd> fds(n);
-  if (!read_memory(tid, b.args[0], fds.data(), n * sizeof(pollfd))) return false;
-  for (const pollfd& p : fds)
-    if ((p.events & (POLLIN | POLLPRI | POLLRDNORM)) != 0 && fd_is_stdin(task_dir, p.fd, ctty)) return true;
-  return false;
-}
-
-bool Look::select_waits(int task_dir, pid_t tid, const Blocked& b, dev_t ctty) {
-  const unsigned long nfds = std::min(b.args[0], kMaxSelectFds);
-  if (nfds == 0 || b.args[1] == 0) return false;  // no read set
-  constexpr unsigned long kBits = 8 * sizeof(unsigned long);
-  std::vector<unsigned long> set((nfds + kBits - 1) / kBits);
-  if (!read_memory(tid, b.args[1], set.data(), set.size() * sizeof(unsigned long))) return false;
-  for (unsigned long fd = 0; fd < nfds; ++fd)
-    if ((set[fd / kBits] >> (fd % kBits) & 1) != 0 && fd_is_stdin(task_dir, static_cast<long>(fd), ctty)) return true;
-  return false;
-}
-
-bool Look::epoll_waits(int task_dir, const Blocked& b, dev_t ctty) {
-  // The epoll's targets are in its fdinfo: "tfd: FD events: MASK data: ...
-  // pos:P ino:INO sdev:DEV" (hex), by the descriptor number they were
-  // added under, and the file's inode and the kernel's device number.
-  char path[48];
-  std::snprintf(path, sizeof path, "fdinfo/%lu", b.args[0]);
-  std::string info;
-  long rc = read_whole(task_dir, path, info);
-  if (rc < 0) {
-    if (denied(errno)) blind_ = true;
-    return false;
-  }
-  for (size_t at = info.find("tfd:"); at != std::string::npos; at = info.find("tfd:", at + 4)) {
-    long tfd = -1;
-    unsigned events = 0;
-    if (std::sscanf(info.c_str() + at, "tfd: %ld events: %x", &tfd, &events) != 2) continue;
-    if ((events & (EPOLLIN | EPOLLPRI | EPOLLRDNORM)) == 0) continue;
-    const size_t line_end = info.find('\n', at);
-    const std::string line = info.substr(at, line_end == std::string::npos ? std::string::npos : line_end - at);
-    unsigned long ino = 0;
-    unsigned sdev = 0;
-    const size_t ino_at = line.find("ino:");
-    const bool has_ino = ino_at != std::string::npos && std::sscanf(line.c_str() + ino_at, "ino:%lx sdev:%x", &ino, &sdev) == 2;
-    // The descriptor, while it is still the file the epoll watches (a
-    // closed and reused number would be another file).
-    char fd_path[32];
-    std::snprintf(fd_path, sizeof fd_path, "fd/%ld", tfd);
-    struct stat st;
-    if (fstatat(task_dir, fd_path, &st, 0) == 0 && (!has_ino || st.st_ino == ino)) {
-      if (is_stdin(st, ctty)) return true;
-      continue;
-    }
-    // Closed since: by inode and the kernel's device number (major << 20).
-    if (has_ino && target_.kind == StdinFile::Kind::node && ino == target_.ino &&
-        makedev(sdev >> 20, sdev & 0xfffff) == target_.dev)
-      return true;
-  }
-  return false;
-}
-
-bool Look::waits_on_stdin(int task_dir, pid_t tid, const Blocked& b, dev_t ctty) {
-  switch (classify(b.nr)) {
-    case Call::read_fd: return fd_is_stdin(task_dir, static_cast<long>(b.args[0]), ctty);
-    case Call::poll: return poll_waits(task_dir, tid, b, ctty);
-    case Call::select: return select_waits(task_dir, tid, b, ctty);
-    case Call::epoll: return epoll_waits(task_dir, b, ctty);
-    default: return false;
-  }
-}
-
-bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
-  char name[24];
-  std::snprintf(name, sizeof name, "%d", static_cast<int>(pid));
-  Fd dir(openat(proc_dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) {
-    if (denied(errno)) blind_ = true;
-    return true;  // gone meanwhile
-  }
-  char text[1024];
-  ProcStat ps;
-  if (read_file(dir.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ps)) return true;
-  if (ps.state == 'Z' || ps.state == 'X' || (pgrp != 0 && ps.pgrp != pgrp)) return true;
-  const bool background = ps.tty != 0 && ps.tpgid != ps.pgrp;
-  Fd tasks(openat(dir.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!tasks.valid()) return true;
-  bool go_on = true;
-  for_each_dirent(tasks.get(), [&](const char* tid_name, unsigned char) {
-    if (tid_name[0] < '1' || tid_name[0] > '9') return true;
-    if (++threads_ > kMaxThreads) return false;
-    Fd task(openat(tasks.get(), tid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!task.valid()) return true;
-    ProcStat ts;
-    if (read_file(task.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ts)) return true;
-    if (ts.state == 'R' || ts.state == 'D' || ts.state == 'W') {
-      busy_ = true;
-      go_on = false;
-      return false;
-    }
-    if (ts.state != 'S' && ts.state != 'T') return true;  // traced, dead, idle: elsewhere
-    long rc = read_file(task.get(), "syscall", text, sizeof text);
-    if (rc < 0) {
-      if (denied(errno)) blind_ = true;
-      return true;
-    }
-    Blocked b;
-    if (!parse_syscall(text, b)) return true;
-    const pid_t tid = static_cast<pid_t>(std::strtol(tid_name, nullptr, 10));
-    if (ts.state == 'T') {
-      // Stopped in a read, write or ioctl of its controlling terminal from
-      // a background group: SIGTTIN or SIGTTOU, which nothing but the host
-      // (SIGCONT after giving it the terminal) ends. A SIGSTOP elsewhere is
-      // not waiting for input.
-      if (background && classify(b.nr) != Call::other && classify(b.nr) != Call::epoll &&
-          fd_is_terminal(task.get(), static_cast<long>(b.args[0]), ps.tty)) {
-        stopped_ = true;
-        go_on = false;
-        return false;
-      }
-      return true;
-    }
-    if (target_.kind != StdinFile::Kind::none && waits_on_stdin(task.get(), tid, b, ps.tty))
-      readers.emplace_back(tid, ran(task.get()));
-    return true;
-  });
-  return go_on;
-}
-
-// Appends the pids in text ("1 2 3\n" or one a line) to out.
-void parse_pids(const char* text, std::vector<pid_t>& out) {
-  for (const char* at = text; *at != '\0';) {
-    char* end;
-    long pid = std::strtol(at, &end, 10);
-    if (end == at) break;
-    if (pid > 0) out.push_back(static_cast<pid_t>(pid));
-    at = end;
-  }
-}
-
-// The main process and its descendants, by each thread's "children" (a
-// process whose parent ended is reparented out of this tree: the group scan
-// finds it). Falls back to false where the kernel has no such file.
-bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out) {
-  char path[48];
-  std::snprintf(path, sizeof path, "%d/task/%d/children", static_cast<int>(pid), static_cast<int>(pid));
-  if (faccessat(proc_dir, path, R_OK, 0) != 0 && errno == ENOENT) return false;  // no such file here
-  out.push_back(pid);
-  std::string list;
-  for (size_t next = 0; next < out.size() && out.size() < static_cast<size_t>(kMaxProcesses); ++next) {
-    std::snprintf(path, sizeof path, "%d/task", static_cast<int>(out[next]));
-    Fd tasks(openat(proc_dir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!tasks.valid()) continue;  // gone meanwhile
-    for_each_dirent(tasks.get(), [&](const char* tid, unsigned char) {
-      if (tid[0] < '1' || tid[0] > '9') return true;
-      char file[48];
-      std::snprintf(file, sizeof file, "%s/children", tid);
-      list.clear();
-      if (read_whole(tasks.get(), file, list) >= 0) parse_pids(list.c_str(), out);
-      return true;
-    });
-  }
-  return true;
-}
-
-// Every process of group pgid but those in `known`: a scan of /proc.
-void group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out) {
-  Fd listing(openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!listing.valid()) return;
-  char text[1024];
-  for_each_dirent(listing.get(), [&](const char* name, unsigned char) {
-    if (name[0] < '1' || name[0] > '9') return true;
-    const pid_t member = static_cast<pid_t>(std::strtol(name, nullptr, 10));
-    if (std::find(known.begin(), known.end(), member) != known.end()) return true;
-    char path[40];
-    std::snprintf(path, sizeof path, "%s/stat", name);
-    ProcStat ps;
-    if (read_file(proc_dir, path, text, sizeof text) <= 0 || !parse_stat(text, ps) || ps.pgrp != pgid) return true;
-    out.push_back(member);
-    return out.size() < static_cast<size_t>(kMaxProcesses);
-  });
-}
-
-// cgroup.procs of the cgroup and of each sub-cgroup, a few levels down.
-void cgroup_members(int cgroup_dir, std::vector<pid_t>& out) {
-  std::vector<std::pair<int, int>> dirs;  // (fd, depth)
-  int top = openat(cgroup_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (top >= 0) dirs.emplace_back(top, 0);
-  std::string procs;
-  while (!dirs.empty()) {
-    // Plain locals, not a structured binding: the lambda below captures
-    // them, which C++17 (and clang 14) refuses for bindings.
-    const int dir = dirs.back().first;
-    const int depth = dirs.back().second;
-    dirs.pop_back();
-    Fd owned(dir);
-    procs.clear();
-    if (read_whole(dir, "cgroup.procs", procs) > 0) parse_pids(procs.c_str(), out);
-    if (depth >= 8 || out.size() >= static_cast<size_t>(kMaxProcesses)) continue;
-    Fd listing(openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!listing.valid()) continue;
-    for_each_dirent(listing.get(), [&](const char* name, unsigned char type) {
-      if (type != DT_DIR || name[0] == '.') return true;
-      int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (sub >= 0) dirs.emplace_back(sub, depth + 1);
-      return true;
-    });
-  }
-}
-
-}  // namespace
-
-StdinFile StdinFile::of_fd(int fd) noexcept {
-  StdinFile file;
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) return file;
-  if (S_ISCHR(st.st_mode) && isatty(fd)) {
-    file.kind = Kind::terminal;
-    file.rdev = st.st_rdev;
-  } else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-    file.kind = Kind::node;
-  } else {
-    return file;  // a regular file or /dev/null: a read never waits
-  }
-  file.dev = st.st_dev;
-  file.ino = st.st_ino;
-  return file;
-}
 
 void InputWait::note_input() noexcept {
   last_input_at_.store(now_ns(), std::memory_order_release);
   inputs_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+bool InputWait::lock_for_look(std::unique_lock<std::mutex>& lock, bool blocking) noexcept {
   if (blocking) {
     lock.lock();
-  } else if (!lock.try_lock()) {
-    // A caller is looking: its look stands for this one, and the loop's
-    // next comes kMinGap after, not at once again (its deadline is past).
-    const Nanos retry = now_ns() - kInterval + kMinGap;
-    if (look_at_.load(std::memory_order_acquire) < retry) look_at_.store(retry, std::memory_order_release);
-    return -1;
+    return true;
   }
-  const Nanos now = now_ns();
+  if (lock.try_lock()) return true;
+  // A caller is looking: its look stands for this one, and the loop's next
+  // comes kMinGap after, not at once again (its deadline is past).
+  const Nanos retry = now_ns() - kInterval + kMinGap;
+  if (look_at_.load(std::memory_order_acquire) < retry) look_at_.store(retry, std::memory_order_release);
+  return false;
+}
+
+int InputWait::stands(uint64_t output_total, Nanos now) {
   // Asked again within a few ms (a caller polling): the last look stands.
+  const uint64_t inputs = inputs_.load(std::memory_order_acquire);
   if (state_ != State::unknown && now - last_look_at_ < kMinGap && output_total == output_total_ &&
-      inputs_.load(std::memory_order_acquire) == inputs_seen_)
+      inputs == inputs_seen_)
     return verdict();
+  // Nothing in the tree has run since the last look saw all of it: every
+  // thread is where it was, and so is the verdict (a read per thread, not
+  // the tree's walk). Input written since may have woken a reader that has
+  // not run yet: then the whole look.
+  if (!tree_.empty() && output_total == output_total_ && inputs == inputs_seen_ && none_ran(tree_)) {
+    std::vector<std::pair<pid_t, uint64_t>> readers = readers_;
+    judge(seen_, readers, output_total, now_ns());
+    return verdict();
+  }
+  return kWholeLook;
+}
+
+int InputWait::look_if_still(uint64_t output_total) {
+  if (cannot_wait()) return 0;
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (!lock_for_look(lock, /*blocking=*/false)) return -1;
+  return stands(output_total, now_ns());
+}
+
+int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
+  if (cannot_wait()) return 0;  // no /proc read: nothing there can wait
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (!lock_for_look(lock, blocking)) return -1;
+  const Nanos now = now_ns();
+  const int stood = stands(output_total, now);
+  if (stood != kWholeLook) return stood;
   Look l(stdin_);
-  Fd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc.valid()) {
     l.set_blind();
   } else {
     // The tree: the cgroup's processes; or the main process's descendants
     // (cheap: a few files), and the rest of its group, which only a scan of
-    // every process finds (a millisecond on a busy machine): at most once
-    // per kGroupScanEvery, its finds kept for the looks between.
+    // every process finds (a millisecond on a busy machine), shared by
+    // every child's looks and taken at most once per kGroupScanEvery.
     std::vector<pid_t> members;
     if (cgroup_dir >= 0) {
       cgroup_members(cgroup_dir, members);
     } else {
       const bool walked = descendants(proc.get(), pid, members);
-      if (!walked) members.push_back(pid);  // the scan finds the rest each time
-      if (!walked || group_scan_at_ == 0 || now - group_scan_at_ >= kGroupScanEvery) {
-        strays_.clear();
-        group_members(proc.get(), pid, members, strays_);
-        group_scan_at_ = now;
+      if (!walked) members.push_back(pid);  // the scan finds the rest
+      std::vector<pid_t> strays;
+      Nanos scanned_at = 0;
+      if (group_members(proc.get(), pid, members, strays, kGroupScanEvery, scanned_at)) {
+        strays_ = std::move(strays);
+        strays_scanned_at_ = scanned_at;
       }
     }
     int count = 0;
-    for (pid_t member : members)
-      if (++count > kMaxProcesses || !l.process(proc.get(), member, 0)) break;
+    for (pid_t member : members) {
+      if (++count > kMaxProcesses) l.set_cut();
+      if (count > kMaxProcesses || !l.process(proc.get(), member, 0)) break;
+    }
     // Still of the group (the pid may be another's by now).
     for (pid_t stray : strays_)
-      if (std::find(members.begin(), members.end(), stray) == members.end())
-        if (++count > kMaxProcesses || !l.process(proc.get(), stray, pid)) break;
+      if (std::find(members.begin(), members.end(), stray) == members.end()) {
+        if (++count > kMaxProcesses) l.set_cut();
+        if (count > kMaxProcesses || !l.process(proc.get(), stray, pid)) break;
+      }
   }
-  judge(l.seen(), l.readers, output_total, now_ns());
+  seen_ = l.seen();
+  // Only a tree known whole stands for later looks while nothing in it
+  // runs. In group mode a member whose parent ended is found by the scan
+  // alone: the scan must be newer than the previous look, and the previous
+  // look must have seen the same processes (none ended meanwhile, leaving
+  // a child the scan may predate).
+  std::vector<pid_t> pids;
+  for (const ThreadRun& t : l.threads)
+    if (pids.empty() || pids.back() != t.pid) pids.push_back(t.pid);
+  std::sort(pids.begin(), pids.end());
+  const bool whole = l.complete() && (cgroup_dir >= 0 || (strays_scanned_at_ > full_look_at_ && pids == full_look_pids_));
+  tree_.clear();
+  if (whole) tree_ = std::move(l.threads);
+  full_look_pids_ = std::move(pids);
+  full_look_at_ = now;
+  judge(seen_, l.readers, output_total, now_ns());
   return verdict();
 }
 
@@ -588,6 +166,7 @@ void InputWait::judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& r
     case InputSeen::elsewhere: state_ = State::not_waiting; break;
   }
   readers_ = std::move(readers);
+  settling_.store(state_ == State::candidate, std::memory_order_release);
   output_total_ = output_total;
   inputs_seen_ = inputs;
   last_look_at_ = now;
@@ -602,8 +181,20 @@ int InputWait::verdict() const noexcept {
 }
 
 Nanos InputWait::next_look(Nanos last_output) const noexcept {
-  if (!asked()) return kNever;
-  Nanos next = std::max(last_output + kQuiet, look_at_.load(std::memory_order_acquire) + kInterval);
+  if (!asked() || cannot_wait()) return kNever;
+  const Nanos look_at = look_at_.load(std::memory_order_acquire);
+  const Nanos quiet_since = std::max(last_output, last_input_at_.load(std::memory_order_acquire));
+  const Nanos quiet_for = look_at - quiet_since;  // at the last look
+  Nanos next;
+  if (look_at == 0 || quiet_for < kBrisk || settling_.load(std::memory_order_acquire)) {
+    next = look_at + kInterval;
+  } else {
+    // Quiet for long: the gap grows with the silence, and falls on a
+    // kGrid tick, so that the looks of many quiet children share a wake.
+    next = look_at + std::min(kMaxGap, std::max(kInterval, quiet_for / 2));
+    next += kGrid - next % kGrid;
+  }
+  next = std::max(next, last_output + kQuiet);
   const Nanos since = waiting_since_.load(std::memory_order_acquire);
   if (since != 0 && timeout_ > 0) next = std::min(next, since + timeout_);
   return next;
@@ -616,6 +207,7 @@ bool InputWait::timed_out(Nanos now) const noexcept {
 
 std::optional<bool> InputWait::at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept {
   if (!asked()) return std::nullopt;
+  if (cannot_wait()) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::blind) return std::nullopt;
   // Never looked at (it ended within kQuiet of its last output): a main
@@ -629,52 +221,6 @@ std::optional<bool> InputWait::at_end(Nanos ended_at, Nanos last_output, bool ex
   const Nanos input_at = last_input_at_.load(std::memory_order_acquire);
   if (input_at > last_look_at_ && input_at <= ended_at) return false;
   return true;
-}
-
-}  // namespace sup
-
-// ---- The process's side -----------------------------------------------
-
-namespace sup {
-
-uint64_t Process::output_seen() noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
-  return out_.capture.total() + err_.capture.total();
-}
-
-int Process::input_wanted() {
-  if (is_final()) return SUP_ESRCH;
-  // From now on the loop looks too, whenever output goes quiet, so that
-  // the next call has a look to compare with and the result can say.
-  if (input_wait_.ask()) request(kRearm);
-  const int cgroup_dir = cgroup_ ? cgroup_->dir_fd() : -1;
-  int verdict = input_wait_.look(pid_, cgroup_dir, output_seen(), /*blocking=*/true);
-  // A reader seen for the first time: asleep now, but it may be fed the
-  // next instant. Whether it stays asleep takes a second look.
-  if (verdict == 0) {
-    const Nanos wait = input_wait_.second_look_in();
-    if (wait > 0) {
-      const timespec pause{0, static_cast<long>(wait)};
-      nanosleep(&pause, nullptr);
-      if (!is_final()) verdict = input_wait_.look(pid_, cgroup_dir, output_seen(), /*blocking=*/true);
-    }
-  }
-  // Final meanwhile: the pid looked at may already be another's.
-  return is_final() ? SUP_ESRCH : verdict;
-}
-
-void Process::look_for_input(Nanos now) {
-  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.asked()) return;
-  // A stream held back: the child is blocked writing, not reading.
-  if (any_held_back() || now < input_wait_.next_look(deadlines_.last_activity())) return;
-  // Bytes already in a pipe are output, even if the loop has not read them.
-  for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
-  if (ended() || now < input_wait_.next_look(deadlines_.last_activity())) return;
-  input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
-  if (input_wait_.timed_out(now_ns())) {
-    timed_out(TimeoutKind::input);
-  }
 }
 
 }  // namespace sup

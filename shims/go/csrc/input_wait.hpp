@@ -1,8 +1,8 @@
 // Whether the child waits for input it cannot get: a process of its tree
 // asleep reading the child's stdin file, or stopped by SIGTTIN or SIGTTOU.
-// Seen from /proc, and only when asked ("input_wait_timeout_ms", or
-// sup_input_wanted called once): the loop looks after output has gone quiet,
-// never on a path that moves bytes.
+// The verdict kept between looks at /proc (proc_look.hpp), which come only
+// when asked ("input_wait_timeout_ms", or sup_input_wanted called once): the
+// loop looks after output has gone quiet, never on a path that moves bytes.
 #pragma once
 
 #include <sys/types.h>
@@ -15,49 +15,13 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "proc_look.hpp"
 
 namespace sup {
 
-// The file a reader must be waiting on: the child's stdin, by identity, not
-// by descriptor number. A terminal is matched by its device number (st_rdev),
-// so that /dev/pts/N opened again, or /dev/tty for the controlling terminal,
-// is the same file; anything else by st_dev and st_ino.
-struct StdinFile {
-  enum class Kind { none, node, terminal };
-  Kind kind = Kind::none;
-  dev_t dev = 0;
-  ino_t ino = 0;
-  dev_t rdev = 0;
-  // The identity of an open descriptor: a pipe, FIFO or terminal (another
-  // file, a regular one or /dev/null, never blocks a reader: none).
-  static StdinFile of_fd(int fd) noexcept;
-};
-
-// Which thread states count. A thread runnable (R) or in disk sleep (D)
-// anywhere in the tree means the tree makes progress: not waiting. A reader
-// is a thread asleep (S) in read/readv/pread/preadv, poll/ppoll,
-// select/pselect6 or epoll_wait/epoll_pwait/epoll_pwait2 with the stdin
-// file among what it waits on (for reading). Every other thread may sleep
-// on anything (a runtime's parked threads in futex, Go's sysmon, libuv's
-// pool, a thread that joins the reader) or be stopped: one reader and no
-// runnable thread make the tree a candidate, which waits once the reader
-// stays asleep, not woken (its run time unchanged), across looks kSettle
-// apart with nothing read from the child and no input written meanwhile.
-// A process stopped (T) in a read, write or ioctl of its controlling
-// terminal while its group is not the terminal's foreground one was
-// stopped by SIGTTIN or SIGTTOU: waiting at once.
-// What one look at the tree found.
-enum class InputSeen {
-  elsewhere,  // asleep on something else, or nothing in the tree
-  busy,       // a thread runnable or in disk sleep: it makes progress
-  reading,    // asleep reading the stdin file (waiting once it holds)
-  stopped,    // stopped by SIGTTIN/SIGTTOU on its controlling terminal
-  blind,      // a process sup may not inspect, and nothing seen waiting
-};
-
-// One child's input-wait watch. Locking: everything but the two atomics is
+// One child's input-wait watch. Locking: everything but the atomics is
 // under mu_, which a look holds while it reads /proc (milliseconds at
-// most); the loop only ever try_locks it, so a caller looking in
+// most, a standing look a read per thread); the loop only ever try_locks it, so a caller looking in
 // sup_input_wanted never stalls the loop. The inputs a look compares
 // (output count, the tree's identity) are passed in by the process.
 class InputWait {
@@ -71,8 +35,15 @@ class InputWait {
   // A reader given input (by the host, or seen woken) this recently is
   // being fed, not waiting.
   static constexpr Nanos kFedWindow = 250 * kNanosPerMs;
-  // In group mode, how often a look scans every process for members of the
-  // group that are not descendants of the main process.
+  // Quiet (no output read, no input written) for kBrisk: the loop's looks
+  // come less often, each half the quiet time so far after the last, at
+  // most kMaxGap apart, on kGrid ticks; but kInterval apart again while a
+  // reader seen is settling.
+  static constexpr Nanos kBrisk = 1000 * kNanosPerMs;
+  static constexpr Nanos kMaxGap = 4000 * kNanosPerMs;
+  static constexpr Nanos kGrid = 100 * kNanosPerMs;
+  // In group mode, how old the scan of every process (for members of the
+  // group that are not descendants of the main process) may be.
   static constexpr Nanos kGroupScanEvery = 1000 * kNanosPerMs;
   // A caller asking again this soon gets the last look's verdict.
   static constexpr Nanos kMinGap = 5 * kNanosPerMs;
@@ -82,14 +53,21 @@ class InputWait {
   InputWait& operator=(const InputWait&) = delete;
 
   // Before the spawn, while nothing else can see the process.
-  void set_stdin(const StdinFile& file) noexcept { stdin_ = file; }
+  void set_stdin(const StdinFile& file) noexcept {
+    stdin_ = file;
+    if (asked()) settle_reach();
+  }
 
   // ---- Any thread -------------------------------------------------------
   // The host wrote to the child's stdin, or closed it (sup_input_*).
   void note_input() noexcept;
   // sup_input_wanted was called: from now on the loop looks too. Returns
   // true the first time.
-  bool ask() noexcept { return !asked_.exchange(true, std::memory_order_acq_rel); }
+  bool ask() noexcept {
+    if (asked()) return false;
+    settle_reach();
+    return !asked_.exchange(true, std::memory_order_acq_rel);
+  }
   bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
   Nanos timeout() const noexcept { return timeout_; }
 
@@ -100,6 +78,11 @@ class InputWait {
   // under way on another thread (a caller); else returns -1 at once if
   // there is one (the loop).
   int look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking);
+  // The loop's first step of a look: the last verdict (1, 0, SUP_EPERM)
+  // when nothing in the tree ran since the last whole look (and nothing
+  // was read or written), else kWholeLook; -1 while a caller looks.
+  static constexpr int kWholeLook = -2;
+  int look_if_still(uint64_t output_total);
   // After a look: how long to wait before a second one can tell whether a
   // reader seen for the first time stays asleep (0: no second look needed).
   Nanos second_look_in() noexcept;
@@ -119,13 +102,28 @@ class InputWait {
   std::optional<bool> at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept;
 
  private:
+  // Takes mu_ (blocking) or tries to; false when a caller holds it.
+  bool lock_for_look(std::unique_lock<std::mutex>& lock, bool blocking) noexcept;
+  // Under mu_: the last verdict, if it still stands, else kWholeLook.
+  int stands(uint64_t output_total, Nanos now);
   // Under mu_: the verdict from a look's findings.
   void judge(InputSeen seen, std::vector<std::pair<pid_t, uint64_t>>& readers, uint64_t output_total, Nanos now);
   int verdict() const noexcept;
+  // Once asked, before any look: whether the tree can wait at all. A stdin
+  // that never blocks a reader (none: /dev/null, a regular file) leaves
+  // only a stop by SIGTTIN or SIGTTOU, which takes a controlling terminal
+  // in the child's session: with none in the host's (the child shares it
+  // without "pty"), nothing can wait and no look is ever made.
+  void settle_reach() noexcept {
+    if (stdin_.kind == StdinFile::Kind::none && !session_has_terminal())
+      cannot_wait_.store(true, std::memory_order_release);
+  }
+  bool cannot_wait() const noexcept { return cannot_wait_.load(std::memory_order_acquire); }
 
   const Nanos timeout_;
   StdinFile stdin_;  // set before the spawn, then immutable
   std::atomic<bool> asked_;
+  std::atomic<bool> cannot_wait_{false};  // settle_reach's verdict, set once
   std::atomic<uint64_t> inputs_{0};       // host writes and closes
   std::atomic<Nanos> last_input_at_{0};
   // Written under mu_ at each look, read lock-free by the loop's deadline
@@ -133,6 +131,7 @@ class InputWait {
   // waiting (0: it is not).
   std::atomic<Nanos> look_at_{0};
   std::atomic<Nanos> waiting_since_{0};
+  std::atomic<bool> settling_{false};  // state_ is candidate
 
   std::mutex mu_;
   enum class State { unknown, not_waiting, candidate, waiting, blind };
@@ -146,9 +145,18 @@ class InputWait {
   // (schedstat): any change means it woke.
   std::vector<std::pair<pid_t, uint64_t>> readers_;
   // Group mode: members of the group the last scan of every process found
-  // outside the main process's descendants, and when it ran.
+  // outside the main process's descendants.
   std::vector<pid_t> strays_;
-  Nanos group_scan_at_ = 0;
+  Nanos strays_scanned_at_ = 0;  // when the scan they came from was taken
+  // The last whole look (not one that found nothing had run): when, and
+  // the processes it saw, sorted.
+  Nanos full_look_at_ = 0;
+  std::vector<pid_t> full_look_pids_;
+  // What the last whole look saw, and every thread of the tree with its
+  // run then when it saw all of it (else empty): while none of them runs,
+  // a look needs no more (none_ran).
+  InputSeen seen_ = InputSeen::elsewhere;
+  std::vector<ThreadRun> tree_;
 };
 
 }  // namespace sup

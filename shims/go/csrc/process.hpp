@@ -84,7 +84,7 @@ struct Result {
   std::optional<TreeCpu> tree_cpu;
   std::optional<std::string> contain_fallback;
   std::optional<std::string> cgroup_left;
-  // Asked for (input_wait.cpp): whether it was waiting for input at its
+  // Asked for (input_watch.cpp): whether it was waiting for input at its
   // end; nullopt where sup could not see, or nobody asked.
   std::optional<bool> waiting_for_input;
   // The limit that ended the child (Confinement::limit_hit), or nullptr.
@@ -249,7 +249,7 @@ class Process {
   int input_wait(int timeout_ms);
   int input_fd();
   int input_close();
-  // sup_input_wanted (input_wait.cpp): 1, 0, or a code.
+  // sup_input_wanted (input_watch.cpp): 1, 0, or a code.
   int input_wanted();
   // Before the spawn: the file the child's stdin is.
   void set_stdin_file(const StdinFile& file) noexcept { input_wait_.set_stdin(file); }
@@ -423,7 +423,7 @@ class Process {
   // silence clock counts it as activity (Deadlines::silence_deadline).
   Nanos held_back_read() const noexcept;
 
-  // input_wait.cpp, loop thread: a look at the tree when one is due, and
+  // input_watch.cpp, loop thread: a look at the tree when one is due, and
   // the end when it has waited for input input_wait_timeout_ms.
   void look_for_input(Nanos now);
   // Bytes read from both streams so far (mu_ taken unless on the loop).

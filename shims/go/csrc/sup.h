@@ -568,11 +568,16 @@ SUP_API const char *sup_signal_name(int sig);
  *                     timeout; a stopped process is sent SIGCONT after the
  *                     interrupt signal) once it has waited this long for
  *                     input it cannot get, as sup_input_wanted sees it
- *                     (counted from the first look that saw the reader, so
- *                     up to ~50 ms after the wait began, and ending within
- *                     ~50 ms after the limit); 0 = off (default). Works with
+ *                     (counted from the first of the loop's looks that saw
+ *                     the reader: up to ~50 ms after a wait that began
+ *                     within 1 s of the start or of the last output, later
+ *                     after a longer silence, as sup_input_wanted says; and
+ *                     ending within ~50 ms after the limit); 0 = off
+ *                     (default). Works with
  *                     every stdin (with "null" or data, only a SIGTTIN or
- *                     SIGTTOU stop can count) and every contain mode
+ *                     SIGTTOU stop can count, and when the host's session
+ *                     has no controlling terminal nothing can: see
+ *                     sup_input_wanted) and every contain mode
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  a name or number as sup_signal_parse takes it
  *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
@@ -1151,13 +1156,45 @@ SUP_API int sup_input_close(sup_proc *p);
  * inode, a terminal by its device number), not by descriptor 0. Each call
  * looks at /proc (every process of the tree, each thread's stat and
  * syscall; poll's and select's sets through process_vm_readv), which costs
- * about a millisecond; a call within 5 ms of the last look, with nothing
+ * about a millisecond; in group mode the group's members whose parent
+ * ended are found by a scan of every process, shared by every child's
+ * looks and taken again once it is 1 s old (it costs in proportion to the
+ * processes on the machine). A call within 5 ms of the last look, with nothing
  * read or written since, gets that look's answer. The first call turns on
- * the loop's own looks, which then run whenever output has been quiet for
- * 30 ms, every 50 ms while it stays quiet, for the rest of the child's
- * life, so that later calls and the result's "waiting_for_input" can
- * compare; a call that sees a reader for the first time looks again 40 ms
- * later before it answers (it then blocks that long).
+ * the loop's own looks (input_wait_timeout_ms turns them on from the
+ * start), for the rest of the child's life, so that later calls, the limit
+ * and the result's "waiting_for_input" can compare; a call that sees a
+ * reader for the first time looks again 40 ms later before it answers (it
+ * then blocks that long).
+ * The loop's looks: the first 30 ms after the last output; then every 50 ms
+ * while the child has been quiet (no output read, no input written) for
+ * under 1 s since the start or the last output; after that, each look comes
+ * half the quiet time so far after the previous one, at most 4 s, on a
+ * 100 ms tick shared by every child (and 50 ms after one that saw a reader
+ * for the first time, to confirm it). So a wait that begins at the start or
+ * within 1 s of the last output (a prompt) is seen within 100 ms; one that
+ * begins after a silence of t > 1 s is seen within min(t/2, 4 s) + 150 ms
+ * (for `sleep 2; read x`: 1.15 s), plus what the scheduler adds. A caller's
+ * own call always looks at once. Each look, the loop's or a call's, first
+ * reads the run counts (/proc/PID/task/TID/schedstat) of the threads the
+ * last whole look saw: when none has run since (and nothing was read or
+ * written), nothing in the tree has moved and the verdict stands without
+ * the rest of the look. Only a look that saw every thread of the tree,
+ * none runnable and none stopped on its terminal, stands for later ones;
+ * in group mode, only once two whole looks saw the same processes with a
+ * scan taken between them.
+ * Nothing to look for: a child without "pty" whose stdin never blocks a
+ * reader ("null", {"data": ...}, which sup feeds and then closes, or
+ * {"fd": N} or "inherit" of /dev/null or a regular file) can wait only by
+ * a SIGTTIN or SIGTTOU stop, which takes a controlling terminal in its
+ * session: the host's session (tty_nr in /proc/self/stat, read once, at the
+ * spawn when input_wait_timeout_ms is set, else at the first call). When
+ * that session has none, sup never looks at that child: every call returns
+ * 0 at once, the loop never wakes for it, and the result's
+ * "waiting_for_input" is false. A process of the tree that makes a session
+ * of its own (setsid) and opens a terminal there reads that terminal, not
+ * the child's stdin: its stops are then not seen. A host that gains a
+ * controlling terminal after that read is not seen to have one.
  * Returns 1 while waiting, 0 when not.
  * Errors: SUP_EPERM (sup may not inspect a process of the tree: another
  * user's, as a sudo prompt under a host that is not root, or ptrace

@@ -1,0 +1,57 @@
+// The process's side of waiting for input: when the loop looks at the tree
+// (after output has gone quiet), sup_input_wanted's look, and the end once
+// input_wait_timeout_ms has run out. The judging is input_wait.hpp's.
+#include <time.h>
+
+#include "process.hpp"
+#include "sup.h"
+
+namespace sup {
+
+uint64_t Process::output_seen() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  return out_.capture.total() + err_.capture.total();
+}
+
+int Process::input_wanted() {
+  if (is_final()) return SUP_ESRCH;
+  // From now on the loop looks too, whenever output goes quiet, so that
+  // the next call has a look to compare with and the result can say.
+  if (input_wait_.ask()) request(kRearm);
+  const int cgroup_dir = cgroup_ ? cgroup_->dir_fd() : -1;
+  int verdict = input_wait_.look(pid_, cgroup_dir, output_seen(), /*blocking=*/true);
+  // A reader seen for the first time: asleep now, but it may be fed the
+  // next instant. Whether it stays asleep takes a second look.
+  if (verdict == 0) {
+    const Nanos wait = input_wait_.second_look_in();
+    if (wait > 0) {
+      const timespec pause{0, static_cast<long>(wait)};
+      nanosleep(&pause, nullptr);
+      if (!is_final()) verdict = input_wait_.look(pid_, cgroup_dir, output_seen(), /*blocking=*/true);
+    }
+  }
+  // Final meanwhile: the pid looked at may already be another's.
+  return is_final() ? SUP_ESRCH : verdict;
+}
+
+void Process::look_for_input(Nanos now) {
+  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.asked()) return;
+  // A look need not come to the ns: one due within the engine's timer lead
+  // is taken now, rather than waited for awake (on_deadline), which would
+  // cost more than the look. A stream held back: the child is blocked
+  // writing, not reading.
+  const Nanos due = now + Engine::kTimerLead;
+  if (any_held_back() || due < input_wait_.next_look(deadlines_.last_activity())) return;
+  // Nothing in the tree ran since the last whole look: nothing was written
+  // to the pipes since either, and the verdict stands.
+  if (input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
+    // Bytes already in a pipe are output, even if the loop has not read them.
+    for (OutputPipe* pipe : {&out_, &err_})
+      if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
+    if (ended() || now_ns() + Engine::kTimerLead < input_wait_.next_look(deadlines_.last_activity())) return;
+    input_wait_.look(pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
+  }
+  if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
+}
+
+}  // namespace sup
