@@ -24,6 +24,7 @@
 
 #include "clock.hpp"
 #include "launch.hpp"
+#include "proc_look.hpp"
 #include "sentinel.hpp"
 #include "uv_handle.hpp"
 
@@ -102,6 +103,10 @@ class Engine {
 
   // Ends every tree if the host dies (sentinel.hpp). Any thread.
   Sentinel& sentinel() noexcept { return sentinel_; }
+
+  // The scan of every process's group that input-wait looks share
+  // (proc_look.hpp). Any thread.
+  GroupIndex& group_index() noexcept { return group_index_; }
 
   // False once the library is being unloaded.
   static bool alive() noexcept;
@@ -191,6 +196,7 @@ class Engine {
   std::atomic<int> spawner_only_cpu_{-1};
   std::mutex stacks_mu_;
   std::vector<std::unique_ptr<ChildStack>> free_stacks_;
+  GroupIndex group_index_;
 
   // Loop thread only.
   std::unordered_set<Process*> live_;

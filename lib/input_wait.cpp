@@ -57,7 +57,7 @@ int InputWait::look_if_still(uint64_t output_total) {
   return stands(output_total, now_ns());
 }
 
-int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
+int InputWait::look(GroupIndex& groups, pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking) {
   if (cannot_wait()) return 0;  // no /proc read: nothing there can wait
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
   if (!lock_for_look(lock, blocking)) return -1;
@@ -81,7 +81,7 @@ int InputWait::look(pid_t pid, int cgroup_dir, uint64_t output_total, bool block
       if (!walked) members.push_back(pid);  // the scan finds the rest
       std::vector<pid_t> strays;
       Nanos scanned_at = 0;
-      if (group_members(proc.get(), pid, members, strays, kGroupScanEvery, scanned_at)) {
+      if (group_members(groups, proc.get(), pid, members, strays, kGroupScanEvery, scanned_at)) {
         strays_ = std::move(strays);
         strays_scanned_at_ = scanned_at;
       }

@@ -407,28 +407,8 @@ bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out) {
   return true;
 }
 
-namespace {
-
-// Every process's group as of one scan of /proc, for every child's looks.
-// Guarded by its mutex, only ever try_locked: a thread that finds a scan
-// under way goes on without (and a host that forks while one runs leaves
-// its child a locked mutex it never waits for).
-struct GroupIndex {
-  std::mutex mu;
-  Nanos scanned_at = 0;
-  std::vector<std::pair<pid_t, pid_t>> by_group;  // (pgrp, pid), sorted
-};
-
-GroupIndex& group_index() {
-  static GroupIndex* index = new GroupIndex;  // never destroyed: no exit-time order
-  return *index;
-}
-
-}  // namespace
-
-bool group_members(int proc_dir, pid_t pgid, const std::vector<pid_t>& known, std::vector<pid_t>& out,
-                   int64_t max_age, int64_t& scanned_at) {
-  GroupIndex& index = group_index();
+bool group_members(GroupIndex& index, int proc_dir, pid_t pgid, const std::vector<pid_t>& known,
+                   std::vector<pid_t>& out, int64_t max_age, int64_t& scanned_at) {
   std::unique_lock<std::mutex> lock(index.mu, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   const Nanos now = now_ns();

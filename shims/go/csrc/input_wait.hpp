@@ -77,7 +77,7 @@ class InputWait {
   // 0 not, SUP_EPERM where sup cannot see. blocking: waits for a look
   // under way on another thread (a caller); else returns -1 at once if
   // there is one (the loop).
-  int look(pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking);
+  int look(GroupIndex& groups, pid_t pid, int cgroup_dir, uint64_t output_total, bool blocking);
   // The loop's first step of a look: the last verdict (1, 0, SUP_EPERM)
   // when nothing in the tree ran since the last whole look (and nothing
   // was read or written), else kWholeLook; -1 while a caller looks.
