@@ -11,15 +11,18 @@
 # Each pass builds only what its tests run (tests/targets.py): the plain and
 # ASan passes everything, TSan and clang their suites; the tests' own code is
 # compiled without optimization (tests/meson.build), the sanitized library at
-# -O1. Two lanes: the builds, then the fuzzers and the shims, run one after
-# another (they are CPU-bound); beside them, each pass's tests start once its
-# build is done, two passes at a time (they mostly wait on children and
-# timers). The C passes' output is shown at the end, in order.
+# -O1. The builds run one after another (they are CPU-bound), then the
+# fuzzers and the Rust and Node shims, with the Go and Python shims in a lane
+# beside them; each pass's tests start once its build is done, two passes at
+# a time (they mostly wait on children and timers). The C passes' and the
+# side lane's output is shown at the end, in order.
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tests/deps.sh
+# Besides the build's packages, what the shims' runners would otherwise
+# install while running beside each other (one apt-get at a time).
+bash tests/deps.sh ripgrep python3-venv make libc6-dev
 start=$SECONDS
 
 tsan=false
@@ -139,11 +142,34 @@ shim() {  # shim NAME COMMAND...
   count "$name" "$rc"
   [ "$rc" -eq 0 ] || status=1
 }
+# The Go and Python shims in a lane of their own (their output shown at the
+# end), beside the fuzzers, Rust and Node here: much of each shim's run is
+# its tests waiting on children.
+shim_lane_names=("go shim (go vet, go test -race, GOMAXPROCS=1)" "python shim (mypy, pyright, pytest, the wheel)")
+shim_lane_cmds=("bash shims/go/run-tests.sh build" "bash shims/python/run-tests.sh build")
+mkdir -p build/shim-lane
+(
+  for i in "${!shim_lane_cmds[@]}"; do
+    stamp "${shim_lane_names[$i]} (output below, at the end)"
+    rc=0
+    ${shim_lane_cmds[$i]} >"build/shim-lane/$i.log" 2>&1 || rc=$?
+    echo "$rc" >"build/shim-lane/$i.rc"
+    stamp "${shim_lane_names[$i]}: done"
+  done
+) &
+shim_lane=$!
+trap 'kill_tree "$lane"; kill_tree "$shim_lane"' EXIT
 shim fuzz bash tests/fuzz/run.sh 60
 shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
-shim "go shim (go vet, go test -race, GOMAXPROCS=1)" bash shims/go/run-tests.sh build
-shim "python shim (mypy, pyright, pytest, the wheel)" bash shims/python/run-tests.sh build
 shim "node shim (npm pack, offline install, tsc --strict, node --test)" bash shims/node/run-tests.sh build
+wait "$shim_lane" || true
+for i in "${!shim_lane_cmds[@]}"; do
+  echo "===== ${shim_lane_names[$i]}"
+  cat "build/shim-lane/$i.log" 2>/dev/null || true
+  rc=$(cat "build/shim-lane/$i.rc" 2>/dev/null || echo 1)
+  count "${shim_lane_names[$i]}" "$rc"
+  [ "$rc" -eq 0 ] || status=1
+done
 
 # The C test passes, in order, once the lane has run them all.
 wait "$lane" || true
