@@ -1227,6 +1227,37 @@ static void raise_limits(int children) {
   }
 }
 
+/* Sleeps settle_s, then window_s: the host's CPU and context switches over
+ * the second sleep. */
+static void idle_window(double settle_s, double window_s, double *cpu_ms, long *csw) {
+  sleep_us(settle_s * 1e6);
+  double c0 = cpu_ms_self();
+  long w0 = csw_self();
+  sleep_us(window_s * 1e6);
+  *cpu_ms = cpu_ms_self() - c0;
+  *csw = csw_self() - w0;
+}
+
+/* sup's side of the cpu rows: n silent children spawned from json,
+ * supervised for window_s after settle_s; the host's CPU and context
+ * switches in the window. what names the row in messages. */
+static void sup_cpu_window(int n, double window_s, double settle_s, const char *json,
+                           const char *what, double *cpu_ms, long *csw) {
+  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
+  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
+  idle_window(settle_s, window_s, cpu_ms, csw);
+  for (int i = 0; i < n; i++)
+    if (sup_poll(procs[i], 0) != 0)
+      die("%s: child %d ended early: %s", what, i, sup_result(procs[i]));
+  for (int i = 0; i < n; i++) sup_abort(procs[i]);
+  for (int i = 0; i < n; i++) {
+    sup_finish(procs[i]);
+    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, what);
+    sup_release(procs[i]);
+  }
+  free(procs);
+}
+
 /* Process CPU (every thread, so the library's too) over a window in which
  * the host does nothing while `children` silent children run. The baseline
  * holds the same number of raw children, with nobody watching them. */
@@ -1235,71 +1266,28 @@ static void row_cpu(const struct opts *o) {
   double window_s = o->quick ? 0.5 : 10.0;
   raise_limits(n);
   pid_t *pids = xcalloc((size_t)n, sizeof *pids);
-  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
   char *json = spec(SLEEP_PATH, "600", -1);
   note("cpu: %d silent children, %.1f s window per side", n, window_s);
 
   for (int i = 0; i < n; i++) pids[i] = raw_sleep("600");
-  sleep_us(200e3);
-  double c0 = cpu_ms_self();
-  long w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  double raw_cpu = cpu_ms_self() - c0;
-  long raw_csw = csw_self() - w0;
+  double raw_cpu;
+  long raw_csw;
+  idle_window(0.2, window_s, &raw_cpu, &raw_csw);
   for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
   for (int i = 0; i < n; i++) raw_wait(pids[i]);
 
-  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
   /* Let every child finish its exec before the window opens, so that only
    * supervision is measured, not the tail of the spawns. */
-  sleep_us(200e3);
-  c0 = cpu_ms_self();
-  w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  double sup_cpu = cpu_ms_self() - c0;
-  long sup_csw = csw_self() - w0;
-  for (int i = 0; i < n; i++)
-    if (sup_poll(procs[i], 0) != 0) die("cpu: child %d ended early: %s", i,
-                                        sup_result(procs[i]));
-  for (int i = 0; i < n; i++) sup_abort(procs[i]);
-  for (int i = 0; i < n; i++) {
-    sup_finish(procs[i]);
-    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "cpu");
-    sup_release(procs[i]);
-  }
+  double sup_cpu;
+  long sup_csw;
+  sup_cpu_window(n, window_s, 0.2, json, "cpu", &sup_cpu, &sup_csw);
   cJSON_free(json);
   free(pids);
-  free(procs);
   printf("{\"row\":\"cpu\",\"unit\":\"ms\",\"children\":%d,\"seconds\":%.1f,"
          "\"baseline\":{\"cpu_ms\":%.3f,\"context_switches\":%ld},"
          "\"sup\":{\"cpu_ms\":%.3f,\"context_switches\":%ld}}\n",
          n, window_s, raw_cpu, raw_csw, sup_cpu, sup_csw);
   fflush(stdout);
-}
-
-/* One side of the input-wait row: n silent children spawned from json,
- * supervised for window_s after settle_s; the host's CPU and context
- * switches in the window. */
-static void sup_cpu_window(int n, double window_s, double settle_s,
-                           const char *json, double *cpu_ms, long *csw) {
-  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
-  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
-  sleep_us(settle_s * 1e6);
-  double c0 = cpu_ms_self();
-  long w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  *cpu_ms = cpu_ms_self() - c0;
-  *csw = csw_self() - w0;
-  for (int i = 0; i < n; i++)
-    if (sup_poll(procs[i], 0) != 0)
-      die("cpu_input_wait: child %d ended early: %s", i, sup_result(procs[i]));
-  for (int i = 0; i < n; i++) sup_abort(procs[i]);
-  for (int i = 0; i < n; i++) {
-    sup_finish(procs[i]);
-    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "cpu_input_wait");
-    sup_release(procs[i]);
-  }
-  free(procs);
 }
 
 /* The cpu row's silent children with "input_wait_timeout_ms" set: with a
@@ -1325,8 +1313,8 @@ static void row_cpu_input_wait(const struct opts *o) {
                           "\"input_wait_timeout_ms\": 600000}";
   double pipe_cpu, null_cpu;
   long pipe_csw, null_csw;
-  sup_cpu_window(n, window_s, settle_s, pipe_json, &pipe_cpu, &pipe_csw);
-  sup_cpu_window(n, window_s, settle_s, null_json, &null_cpu, &null_csw);
+  sup_cpu_window(n, window_s, settle_s, pipe_json, "cpu_input_wait", &pipe_cpu, &pipe_csw);
+  sup_cpu_window(n, window_s, settle_s, null_json, "cpu_input_wait", &null_cpu, &null_csw);
   printf("{\"row\":\"cpu_input_wait\",\"unit\":\"ms\",\"children\":%d,"
          "\"seconds\":%.1f,\"settle_seconds\":%.1f,\"session_tty\":%s,"
          "\"pipe\":{\"cpu_ms\":%.3f,\"context_switches\":%ld},"
