@@ -173,32 +173,23 @@ static void pty_finish(pty_child *c, keeper *k, const char *what) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("%s: status %#x", what, st);
 }
 
+/* The floor above for /bin/true, as a bench_side's fn. */
+static void pty_true_side(const void *unused) {
+  (void)unused;
+  char *argv[] = {(char *)TRUE_PATH, NULL};
+  pty_child c = pty_start(argv);
+  pty_finish(&c, NULL, "pty true");
+}
+
 /* Spawn and reap /bin/true on a PTY: sup's "pty": true against the floor
  * above, in alternating batches. */
 static void row_pty_spawn(const struct opts *o) {
   int rounds = o->quick ? 2 : 300, batch = o->quick ? 5 : 10;
   char *json = spec_with(TRUE_PATH, NULL, "pty", cJSON_CreateTrue());
-  char *argv[] = {(char *)TRUE_PATH, NULL};
   samples raw = {0}, sup = {0};
   note("pty_spawn: %d x %d per side", rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    pty_child c = pty_start(argv);
-    pty_finish(&c, NULL, "pty true");
-    sup_true(json);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      pty_child c = pty_start(argv);
-      pty_finish(&c, NULL, "pty true");
-      push(&raw, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(json);
-      push(&sup, now_us() - t0);
-    }
-  }
+  alternate_batches(5, rounds, batch, (bench_side){pty_true_side, NULL, &raw},
+                    (bench_side){sup_true_side, json, &sup});
   cJSON_free(json);
   printf("{\"row\":\"pty_spawn\",\"unit\":\"us\",\"batch\":%d,", batch);
   finish_row("baseline", &raw, "sup", &sup, NULL);
@@ -478,18 +469,8 @@ static void row_alive(const struct opts *o) {
   posix_spawn_file_actions_destroy(&fa);
   double start_s = (now_us() - t0) / 1e6;
   samples raw = {0}, sup = {0};
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t1 = now_us();
-      raw_true();
-      push(&raw, now_us() - t1);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t1 = now_us();
-      sup_true(true_json);
-      push(&sup, now_us() - t1);
-    }
-  }
+  alternate_batches(0, rounds, batch, (bench_side){raw_true_side, NULL, &raw},
+                    (bench_side){sup_true_side, true_json, &sup});
   int alive = 0;
   for (int i = 0; i < n; i++) alive += sup_poll(procs[i], 0) == 0;
   for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);

@@ -396,22 +396,8 @@ static void row_spawn_cgroup(const struct opts *o) {
   samples grp = {0}, cg = {0};
   int rounds = o->quick ? 2 : 300, batch = 10;
   note("spawn_cgroup: %d x %d per side", rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    sup_true(group);
-    sup_true(contained);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(group);
-      push(&grp, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(contained);
-      push(&cg, now_us() - t0);
-    }
-  }
+  alternate_batches(5, rounds, batch, (bench_side){sup_true_side, group, &grp},
+                    (bench_side){sup_true_side, contained, &cg});
   cJSON_free(group);
   cJSON_free(contained);
   printf("{\"row\":\"spawn_cgroup\",\"unit\":\"us\",\"batch\":%d,", batch);
@@ -605,6 +591,17 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw confined true (%d): status %#x", (int)kind, st);
 }
 
+/* raw_confined_true as a bench_side's fn. */
+typedef struct {
+  enum confine_kind kind;
+  long abi;
+} confined_how;
+
+static void raw_confined_side(const void *arg) {
+  const confined_how *how = arg;
+  raw_confined_true(how->kind, how->abi);
+}
+
 /* Per spawn of /bin/true confined one way: sup_spawn + sup_poll +
  * sup_release with the spec's confinement against raw_confined_true, in
  * alternating batches, as the spawn row. */
@@ -632,22 +629,9 @@ static void row_spawn_confined(const struct opts *o, const char *row, enum confi
   samples raw = {0}, sup = {0};
   int rounds = o->quick ? 2 : 300, batch = 10;
   note("%s: %d x %d per side", row, rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    raw_confined_true(kind, abi);
-    sup_true(json);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      raw_confined_true(kind, abi);
-      push(&raw, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(json);
-      push(&sup, now_us() - t0);
-    }
-  }
+  confined_how how = {kind, abi};
+  alternate_batches(5, rounds, batch, (bench_side){raw_confined_side, &how, &raw},
+                    (bench_side){sup_true_side, json, &sup});
   printf("{\"row\":\"%s\",\"unit\":\"us\",\"batch\":%d,\"landlock_abi\":%ld,", row, batch, abi);
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }

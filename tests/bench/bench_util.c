@@ -131,6 +131,28 @@ void finish_row(const char *key, samples *s, ...) {
   fflush(stdout);
 }
 
+/* warm untimed calls of each side in turn (first spawns fault in the
+ * library and the page cache), then rounds of a batch of a and a batch of
+ * b (A B A B ...), so that drift on a shared machine hits both sides. */
+void alternate_batches(int warm, int rounds, int batch, bench_side a, bench_side b) {
+  for (int w = 0; w < warm; w++) {
+    a.fn(a.arg);
+    b.fn(b.arg);
+  }
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      a.fn(a.arg);
+      push(a.s, now_us() - t0);
+    }
+    for (int i = 0; i < batch; i++) {
+      double t0 = now_us();
+      b.fn(b.arg);
+      push(b.s, now_us() - t0);
+    }
+  }
+}
+
 /* ---- raw side: what a program would do without sup ---------------------- */
 
 int raw_wait(pid_t pid) {
@@ -236,6 +258,12 @@ void raw_true(void) {
   raw_child c = raw_start(TRUE_PATH, argv, NULL);
   int st = raw_finish(&c, -1);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw true: status %#x", st);
+}
+
+/* raw_true as a bench_side's fn. */
+void raw_true_side(const void *unused) {
+  (void)unused;
+  raw_true();
 }
 
 /* ---- the head + tail sup keeps, by hand --------------------------------- */
@@ -364,6 +392,11 @@ void sup_true(const char *json) {
   if (sup_result_outcome(p) != SUP_OUTCOME_EXITED || sup_result_exit_code(p) != 0)
     die("sup: %s: result %.300s", json, sup_result(p));
   sup_release(p);
+}
+
+/* sup_true as a bench_side's fn; arg is the spec. */
+void sup_true_side(const void *json) {
+  sup_true(json);
 }
 
 /* ---- options ------------------------------------------------------------ */

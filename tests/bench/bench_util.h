@@ -46,6 +46,16 @@ double smax(const samples *s);
 void print_stats(const char *key, const samples *s);
 void finish_row(const char *key, samples *s, ...);
 
+/* One side of a row that alternates batches: each call of fn(arg) is one
+ * sample, its duration in microseconds pushed to s. */
+typedef struct {
+  void (*fn)(const void *arg);
+  const void *arg;
+  samples *s;
+} bench_side;
+
+void alternate_batches(int warm, int rounds, int batch, bench_side a, bench_side b);
+
 /* ---- raw side: what a program would do without sup ---------------------- */
 
 int raw_wait(pid_t pid);
@@ -64,6 +74,7 @@ raw_child raw_start(const char *path, char *const argv[], char *const envp[]);
 void raw_drain(int *fd, char *buf, size_t cap);
 int raw_finish(raw_child *c, int pidfd);
 void raw_true(void);
+void raw_true_side(const void *unused);
 
 /* ---- the head + tail sup keeps, by hand --------------------------------- */
 
@@ -87,6 +98,7 @@ void raw_keep_all(raw_child *c, keeper *out, keeper *err, int tee_fd);
 sup_proc *sup_start(const char *json);
 void sup_finish(sup_proc *p);
 void sup_true(const char *json);
+void sup_true_side(const void *json);
 
 /* ---- options ------------------------------------------------------------ */
 
