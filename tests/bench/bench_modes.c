@@ -80,6 +80,7 @@ struct opts {
   int quick;
   char rows[256];
   char writer[PATH_MAX], sup_run[PATH_MAX], sup_timeout[PATH_MAX], timeout[PATH_MAX];
+  char self[PATH_MAX]; /* this program, run again as the tee row's drain */
 };
 
 /* ---- cli: sup-run and sup-timeout as whole processes -------------------- */
@@ -276,7 +277,8 @@ static double raw_tee_secs(const char *writer, const char *count, uint64_t bytes
 /* 1 GiB (16 MiB quick) with "stdout": "tee" while fd 1 is a pipe that
  * another process (`bench_modes drain`) empties, against the floor above
  * writing to the same pipe; alternating. The drain counts every byte. */
-static void row_tee(const struct opts *o, const char *self) {
+static void row_tee(const struct opts *o) {
+  const char *self = o->self;
   uint64_t bytes = o->quick ? (uint64_t)16 << 20 : (uint64_t)1 << 30;
   int rounds = o->quick ? 2 : 5;
   char count[32];
@@ -494,7 +496,15 @@ static void row_alive(const struct opts *o) {
 
 /* ---- main --------------------------------------------------------------- */
 
-static const char *const ROWS[] = {"cli", "pty_spawn", "pty_capture", "tee", "threads", "alive"};
+/* The rows in the order they run. */
+static const struct {
+  const char *name;
+  void (*run)(const struct opts *o);
+} ROWS[] = {
+    {"cli", row_cli},         {"pty_spawn", row_pty_spawn}, {"pty_capture", row_pty_capture},
+    {"tee", row_tee},         {"threads", row_threads},     {"alive", row_alive},
+};
+enum { NROWS = sizeof ROWS / sizeof *ROWS };
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "drain") == 0) return drain_main();
@@ -524,7 +534,9 @@ int main(int argc, char **argv) {
     }
     snprintf(dest, dest == o.rows ? sizeof o.rows : PATH_MAX, "%s", argv[++i]);
   }
-  check_rows(o.rows, ROWS, sizeof ROWS / sizeof *ROWS);
+  const char *names[NROWS];
+  for (size_t k = 0; k < NROWS; k++) names[k] = ROWS[k].name;
+  check_rows(o.rows, names, NROWS);
   const char *need[][2] = {{o.writer, "--writer"},
                            {o.sup_run, "--sup-run"},
                            {o.sup_timeout, "--sup-timeout"},
@@ -532,17 +544,12 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < sizeof need / sizeof *need; k++)
     if (access(need[k][0], X_OK) != 0)
       die("%s: %s (pass %s)", need[k][0], strerror(errno), need[k][1]);
-  char self[PATH_MAX];
-  beside_self(self, sizeof self, "bench_modes");
+  beside_self(o.self, sizeof o.self, "bench_modes");
 
   printf("{\"row\":\"modes_meta\",\"sup_version\":%d,\"quick\":%s}\n", sup_version(),
          o.quick ? "true" : "false");
   fflush(stdout);
-  if (row_wanted(o.rows, "cli")) row_cli(&o);
-  if (row_wanted(o.rows, "pty_spawn")) row_pty_spawn(&o);
-  if (row_wanted(o.rows, "pty_capture")) row_pty_capture(&o);
-  if (row_wanted(o.rows, "tee")) row_tee(&o, self);
-  if (row_wanted(o.rows, "threads")) row_threads(&o);
-  if (row_wanted(o.rows, "alive")) row_alive(&o);
+  for (size_t k = 0; k < NROWS; k++)
+    if (row_wanted(o.rows, ROWS[k].name)) ROWS[k].run(&o);
   return 0;
 }

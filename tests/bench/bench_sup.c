@@ -1838,10 +1838,37 @@ static int peer(int argc, char **argv) {
 
 /* ---- main --------------------------------------------------------------- */
 
-static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "spawn_limits", "spawn_sandbox", "spawn_user",
-                                   "heap",  "capture", "stream", "abort",
-                                   "interrupt",   "idle",  "max_runtime",
-                                   "cpu",         "cpu_input_wait", "capacity", "rss", "scale"};
+static void row_abort(const struct opts *o) { row_stop(o, 1); }
+static void row_interrupt(const struct opts *o) { row_stop(o, 0); }
+static void row_idle(const struct opts *o) { row_deadline(o, KIND_IDLE, o->child); }
+static void row_max_runtime(const struct opts *o) { row_deadline(o, KIND_MAXRT, o->child); }
+
+/* The rows in the order they run. heap is last: after its 2 GiB heap is
+ * freed nothing else runs, so no other row inherits a fragmented or
+ * swollen address space. */
+static const struct {
+  const char *name;
+  void (*run)(const struct opts *o);
+} ROWS[] = {
+    {"spawn", row_spawn},
+    {"spawn_cgroup", row_spawn_cgroup},
+    {"spawn_limits", row_spawn_limits},
+    {"spawn_sandbox", row_spawn_sandbox},
+    {"spawn_user", row_spawn_user},
+    {"capture", row_capture},
+    {"stream", row_stream},
+    {"abort", row_abort},
+    {"interrupt", row_interrupt},
+    {"idle", row_idle},
+    {"max_runtime", row_max_runtime},
+    {"cpu", row_cpu},
+    {"cpu_input_wait", row_cpu_input_wait},
+    {"scale", row_scale},
+    {"capacity", row_capacity},
+    {"rss", row_rss},
+    {"heap", row_heap},
+};
+enum { NROWS = sizeof ROWS / sizeof *ROWS };
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
@@ -1881,7 +1908,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  check_rows(o.rows, ROWS, sizeof ROWS / sizeof *ROWS);
+  const char *names[NROWS];
+  for (size_t k = 0; k < NROWS; k++) names[k] = ROWS[k].name;
+  check_rows(o.rows, names, NROWS);
   if (access(o.writer, X_OK) != 0)
     die("writer %s: %s (pass --writer)", o.writer, strerror(errno));
   if (access(o.child, X_OK) != 0)
@@ -1893,24 +1922,7 @@ int main(int argc, char **argv) {
   printf("{\"row\":\"meta\",\"sup_version\":%d,\"libc\":\"%s\",\"quick\":%s}\n",
          sup_version(), gnu_get_libc_version(), o.quick ? "true" : "false");
   fflush(stdout);
-  if (row_wanted(o.rows, "spawn")) row_spawn(&o);
-  if (row_wanted(o.rows, "spawn_cgroup")) row_spawn_cgroup(&o);
-  if (row_wanted(o.rows, "spawn_limits")) row_spawn_limits(&o);
-  if (row_wanted(o.rows, "spawn_sandbox")) row_spawn_sandbox(&o);
-  if (row_wanted(o.rows, "spawn_user")) row_spawn_user(&o);
-  if (row_wanted(o.rows, "capture")) row_capture(&o);
-  if (row_wanted(o.rows, "stream")) row_stream(&o);
-  if (row_wanted(o.rows, "abort")) row_stop(&o, 1);
-  if (row_wanted(o.rows, "interrupt")) row_stop(&o, 0);
-  if (row_wanted(o.rows, "idle")) row_deadline(&o, KIND_IDLE, o.child);
-  if (row_wanted(o.rows, "max_runtime")) row_deadline(&o, KIND_MAXRT, o.child);
-  if (row_wanted(o.rows, "cpu")) row_cpu(&o);
-  if (row_wanted(o.rows, "cpu_input_wait")) row_cpu_input_wait(&o);
-  if (row_wanted(o.rows, "scale")) row_scale(&o);
-  if (row_wanted(o.rows, "capacity")) row_capacity(&o);
-  if (row_wanted(o.rows, "rss")) row_rss(&o);
-  /* Last: after the 2 GiB heap is freed nothing else runs, so no other row
-   * inherits a fragmented or swollen address space. */
-  if (row_wanted(o.rows, "heap")) row_heap(&o);
+  for (size_t k = 0; k < NROWS; k++)
+    if (row_wanted(o.rows, ROWS[k].name)) ROWS[k].run(&o);
   return 0;
 }
