@@ -37,241 +37,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sup.h"
+#include "bench_util.h"
 
 extern char **environ;
 
-#define TRUE_PATH "/bin/true"
-#define SLEEP_PATH "/bin/sleep"
+const char bench_prog[] = "bench_modes";
 
-enum { READ_CHUNK = 64 * 1024 };
-
-/* sup's default max_output_bytes: the floors keep as much. */
-#define SUP_DEFAULT_MAX_OUTPUT ((uint64_t)16 << 20)
-
-/* ---- small utilities (as in bench_sup.c) -------------------------------- */
-
-static void vnote(const char *fmt, va_list ap) {
-  fputs("bench_modes: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-}
-
-static void note(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vnote(fmt, ap);
-  va_end(ap);
-}
-
-static _Noreturn void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vnote(fmt, ap);
-  va_end(ap);
-  exit(1);
-}
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n, size);
-  if (p == NULL) die("out of memory");
-  return p;
-}
-
-typedef struct {
-  double *v;
-  size_t n, cap;
-} samples;
-
-static void push(samples *s, double x) {
-  if (s->n == s->cap) {
-    s->cap = s->cap ? s->cap * 2 : 64;
-    s->v = realloc(s->v, s->cap * sizeof *s->v);
-    if (s->v == NULL) die("out of memory");
-  }
-  s->v[s->n++] = x;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks, as bench_sup.c and run. */
-static double pct(const samples *s, double q) {
-  if (s->n == 0) return NAN;
-  double *c = xcalloc(s->n, sizeof *c);
-  memcpy(c, s->v, s->n * sizeof *c);
-  qsort(c, s->n, sizeof *c, cmp_double);
-  double pos = q * (double)(s->n - 1);
-  size_t lo = (size_t)pos;
-  double r = lo + 1 < s->n ? c[lo] + (c[lo + 1] - c[lo]) * (pos - (double)lo) : c[lo];
-  free(c);
-  return r;
-}
-
-static void print_stats(const char *key, const samples *s) {
-  double sum = 0, lo = INFINITY, hi = -INFINITY;
-  for (size_t i = 0; i < s->n; i++) {
-    sum += s->v[i];
-    lo = s->v[i] < lo ? s->v[i] : lo;
-    hi = s->v[i] > hi ? s->v[i] : hi;
-  }
-  printf("\"%s\":{\"n\":%zu,\"p50\":%.3f,\"p99\":%.3f,\"mean\":%.3f,\"min\":%.3f,\"max\":%.3f}",
-         key, s->n, pct(s, 0.5), pct(s, 0.99), s->n ? sum / (double)s->n : NAN, lo, hi);
-}
-
-/* Ends a row: prints each ("key", samples) pair of the NULL-terminated list,
- * closes the JSON object and frees the samples. */
-static void finish_row(const char *key, samples *s, ...) {
-  va_list ap;
-  va_start(ap, s);
-  for (int first = 1; key != NULL; first = 0) {
-    if (!first) putchar(',');
-    print_stats(key, s);
-    free(s->v);
-    key = va_arg(ap, const char *);
-    if (key != NULL) s = va_arg(ap, samples *);
-  }
-  va_end(ap);
-  printf("}\n");
-  fflush(stdout);
-}
-
-static int dev_null(void) {
-  static int fd = -1;
-  if (fd < 0 && (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-    die("open /dev/null: %s", strerror(errno));
-  return fd;
-}
-
-static int raw_wait(pid_t pid) {
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) die("waitpid %d: %s", (int)pid, strerror(errno));
-  return st;
-}
-
-static void set_nonblocking(int fd) {
-  int fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
-    die("fcntl O_NONBLOCK: %s", strerror(errno));
-}
-
-static void write_all(int fd, const char *d, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, d, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      die("write: %s", strerror(errno));
-    }
-    d += w;
-    n -= (size_t)w;
-  }
-}
-
-/* ---- the head + tail sup keeps, by hand (as bench_sup.c's keeper) ------- */
-
-typedef struct {
-  size_t head_cap, ring_cap, head_len, ring_start, ring_len;
-  char *buf; /* head_cap bytes of head, then ring_cap of ring */
-  uint64_t total;
-} keeper;
-
-static void keeper_init(keeper *k, uint64_t limit) {
-  memset(k, 0, sizeof *k);
-  k->head_cap = (size_t)(limit / 2);
-  k->ring_cap = (size_t)(limit - limit / 2);
-  k->buf = malloc((size_t)limit);
-  if (k->buf == NULL) die("out of memory");
-}
-
-static void keeper_append(keeper *k, const char *d, size_t n) {
-  k->total += n;
-  if (k->head_len < k->head_cap) {
-    size_t m = n < k->head_cap - k->head_len ? n : k->head_cap - k->head_len;
-    memcpy(k->buf + k->head_len, d, m);
-    k->head_len += m;
-    d += m;
-    n -= m;
-  }
-  if (n == 0) return;
-  char *ring = k->buf + k->head_cap;
-  if (n >= k->ring_cap) {
-    memcpy(ring, d + (n - k->ring_cap), k->ring_cap);
-    k->ring_start = 0;
-    k->ring_len = k->ring_cap;
-    return;
-  }
-  size_t at = (k->ring_start + k->ring_len) % k->ring_cap;
-  size_t first = n < k->ring_cap - at ? n : k->ring_cap - at;
-  memcpy(ring + at, d, first);
-  memcpy(ring, d + first, n - first);
-  if (k->ring_len + n > k->ring_cap) {
-    k->ring_start = (k->ring_start + k->ring_len + n - k->ring_cap) % k->ring_cap;
-    k->ring_len = k->ring_cap;
-  } else {
-    k->ring_len += n;
-  }
-}
-
-static void reverse(char *a, size_t n) {
-  for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
-    char t = a[i];
-    a[i] = a[j - 1];
-    a[j - 1] = t;
-  }
-}
+/* ---- checking what a keeper kept --------------------------------------- */
 
 /* Joins the kept bytes into one piece in place (as sup_result_output hands
  * them out), checks they are all 'x' and the count, frees them. */
 static void keeper_finish(keeper *k, uint64_t want_total, const char *what) {
-  char *ring = k->buf + k->head_cap;
-  if (k->ring_start != 0) {
-    reverse(ring, k->ring_start);
-    reverse(ring + k->ring_start, k->ring_cap - k->ring_start);
-    reverse(ring, k->ring_cap);
-    k->ring_start = 0;
-  }
+  size_t len;
+  char *kept = keeper_join(k, &len);
   if (k->total != want_total)
     die("%s: read %llu of %llu bytes", what, (unsigned long long)k->total,
         (unsigned long long)want_total);
-  for (size_t i = 0; i < k->head_len; i++)
-    if (k->buf[i] != 'x') die("%s: kept byte %zu is wrong", what, i);
-  for (size_t i = 0; i < k->ring_len; i++)
-    if (ring[i] != 'x') die("%s: kept tail byte %zu is wrong", what, i);
-  free(k->buf);
-  k->buf = NULL;
+  for (size_t i = 0; i < len; i++)
+    if (kept[i] != 'x') die("%s: kept byte %zu is wrong", what, i);
+  free(kept);
 }
 
 /* ---- the sup side ------------------------------------------------------- */
-
-static sup_proc *sup_start(const char *json) {
-  sup_proc *p = NULL;
-  char err[SUP_ERRBUF_SIZE];
-  int rc = sup_spawn_ex(json, &p, err, sizeof err);
-  if (rc < 0) die("sup_spawn %s: %s (%s)", json, sup_strerror(rc), err);
-  return p;
-}
-
-static void sup_finish(sup_proc *p) {
-  int rc = sup_poll(p, -1);
-  if (rc != 1) die("sup_poll(-1) returned %d (%s)", rc, sup_strerror(rc));
-}
-
-static void sup_run_ok(const char *json) {
-  sup_proc *p = sup_start(json);
-  sup_finish(p);
-  if (sup_result_outcome(p) != SUP_OUTCOME_EXITED || sup_result_exit_code(p) != 0)
-    die("sup: %s: result %.300s", json, sup_result(p));
-  sup_release(p);
-}
 
 /* Spec {"argv": [a0, a1?], extra members...} as text (cJSON, so that a path
  * with quotes still makes valid JSON). */
@@ -293,19 +80,8 @@ struct opts {
   int quick;
   char rows[256];
   char writer[PATH_MAX], sup_run[PATH_MAX], sup_timeout[PATH_MAX], timeout[PATH_MAX];
+  char self[PATH_MAX]; /* this program, run again as the tee row's drain */
 };
-
-static int row_wanted(const struct opts *o, const char *name) {
-  if (o->rows[0] == '\0') return 1;
-  size_t len = strlen(name);
-  for (const char *r = o->rows; *r;) {
-    const char *end = strchr(r, ',');
-    size_t n = end ? (size_t)(end - r) : strlen(r);
-    if (n == len && memcmp(r, name, len) == 0) return 1;
-    r += n + (end != NULL);
-  }
-  return 0;
-}
 
 /* ---- cli: sup-run and sup-timeout as whole processes -------------------- */
 
@@ -398,32 +174,23 @@ static void pty_finish(pty_child *c, keeper *k, const char *what) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("%s: status %#x", what, st);
 }
 
+/* The floor above for /bin/true, as a bench_side's fn. */
+static void pty_true_side(const void *unused) {
+  (void)unused;
+  char *argv[] = {(char *)TRUE_PATH, NULL};
+  pty_child c = pty_start(argv);
+  pty_finish(&c, NULL, "pty true");
+}
+
 /* Spawn and reap /bin/true on a PTY: sup's "pty": true against the floor
  * above, in alternating batches. */
 static void row_pty_spawn(const struct opts *o) {
   int rounds = o->quick ? 2 : 300, batch = o->quick ? 5 : 10;
   char *json = spec_with(TRUE_PATH, NULL, "pty", cJSON_CreateTrue());
-  char *argv[] = {(char *)TRUE_PATH, NULL};
   samples raw = {0}, sup = {0};
   note("pty_spawn: %d x %d per side", rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    pty_child c = pty_start(argv);
-    pty_finish(&c, NULL, "pty true");
-    sup_run_ok(json);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      pty_child c = pty_start(argv);
-      pty_finish(&c, NULL, "pty true");
-      push(&raw, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_run_ok(json);
-      push(&sup, now_us() - t0);
-    }
-  }
+  alternate_batches(5, rounds, batch, (bench_side){pty_true_side, NULL, &raw},
+                    (bench_side){sup_true_side, json, &sup});
   cJSON_free(json);
   printf("{\"row\":\"pty_spawn\",\"unit\":\"us\",\"batch\":%d,", batch);
   finish_row("baseline", &raw, "sup", &sup, NULL);
@@ -492,57 +259,14 @@ static void row_pty_capture(const struct opts *o) {
  * /dev/null, stdout and stderr in pipes, own group), both pipes polled,
  * every chunk read kept (head + tail) and written whole to fd 1. */
 static double raw_tee_secs(const char *writer, const char *count, uint64_t bytes) {
-  static char buf[READ_CHUNK];
   double t0 = now_us();
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) die("pipe2: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, dev_null(), 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   char *argv[] = {(char *)writer, (char *)count, NULL};
-  pid_t pid;
-  int rc = posix_spawn(&pid, writer, &fa, &attr, argv, environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  close(err[1]);
-  if (rc != 0) die("posix_spawn %s: %s", writer, strerror(rc));
-  int fds[2] = {out[0], err[0]};
-  set_nonblocking(fds[0]);
-  set_nonblocking(fds[1]);
+  raw_child c = raw_start(writer, argv, NULL);
   keeper kept[2];
   keeper_init(&kept[0], SUP_DEFAULT_MAX_OUTPUT);
   keeper_init(&kept[1], SUP_DEFAULT_MAX_OUTPUT);
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    struct pollfd pf[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      die("poll: %s", strerror(errno));
-    }
-    for (int s = 0; s < 2; s++) {
-      if (!pf[s].revents) continue;
-      /* Up to four reads per wakeup, as sup's loop. */
-      for (int i = 0; i < 4; i++) {
-        ssize_t n = read(fds[s], buf, sizeof buf);
-        if (n > 0) {
-          keeper_append(&kept[s], buf, (size_t)n);
-          if (s == 0) write_all(STDOUT_FILENO, buf, (size_t)n);
-          if ((size_t)n < sizeof buf) break;
-          continue;
-        }
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) break;
-        close(fds[s]);
-        fds[s] = -1;
-        break;
-      }
-    }
-  }
-  int st = raw_wait(pid);
+  raw_keep_all(&c, &kept[0], &kept[1], STDOUT_FILENO);
+  int st = raw_wait(c.pid);
   double secs = (now_us() - t0) / 1e6;
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw tee: status %#x", st);
   keeper_finish(&kept[0], bytes, "raw tee");
@@ -553,7 +277,8 @@ static double raw_tee_secs(const char *writer, const char *count, uint64_t bytes
 /* 1 GiB (16 MiB quick) with "stdout": "tee" while fd 1 is a pipe that
  * another process (`bench_modes drain`) empties, against the floor above
  * writing to the same pipe; alternating. The drain counts every byte. */
-static void row_tee(const struct opts *o, const char *self) {
+static void row_tee(const struct opts *o) {
+  const char *self = o->self;
   uint64_t bytes = o->quick ? (uint64_t)16 << 20 : (uint64_t)1 << 30;
   int rounds = o->quick ? 2 : 5;
   char count[32];
@@ -639,48 +364,6 @@ static int drain_main(void) {
 
 /* ---- spawns from 8 threads, and with thousands of children alive -------- */
 
-/* posix_spawn of /bin/true as sup spawns it (stdin /dev/null, stdout and
- * stderr in pipes read to EOF, own group), reaped: bench_sup's raw_true,
- * with its buffer on the stack so that threads may run it at once. */
-static void raw_true(void) {
-  char buf[4096];
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) die("pipe2: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, dev_null(), 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  char *argv[] = {(char *)TRUE_PATH, NULL};
-  pid_t pid;
-  int rc = posix_spawn(&pid, TRUE_PATH, &fa, &attr, argv, environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  close(err[1]);
-  if (rc != 0) die("posix_spawn %s: %s", TRUE_PATH, strerror(rc));
-  int fds[2] = {out[0], err[0]};
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    struct pollfd pf[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      die("poll: %s", strerror(errno));
-    }
-    for (int s = 0; s < 2; s++) {
-      if (!pf[s].revents) continue;
-      ssize_t n = read(fds[s], buf, sizeof buf);
-      if (n > 0 || (n < 0 && errno == EINTR)) continue;
-      close(fds[s]);
-      fds[s] = -1;
-    }
-  }
-  int st = raw_wait(pid);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw true: status %#x", st);
-}
-
 enum { THREADS = 8 };
 
 typedef struct {
@@ -694,7 +377,7 @@ static void *spawner_main(void *arg) {
   pthread_barrier_wait(s->start);
   for (int i = 0; i < s->spawns; i++) {
     if (s->json)
-      sup_run_ok(s->json);
+      sup_true(s->json);
     else
       raw_true();
   }
@@ -788,18 +471,8 @@ static void row_alive(const struct opts *o) {
   posix_spawn_file_actions_destroy(&fa);
   double start_s = (now_us() - t0) / 1e6;
   samples raw = {0}, sup = {0};
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t1 = now_us();
-      raw_true();
-      push(&raw, now_us() - t1);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t1 = now_us();
-      sup_run_ok(true_json);
-      push(&sup, now_us() - t1);
-    }
-  }
+  alternate_batches(0, rounds, batch, (bench_side){raw_true_side, NULL, &raw},
+                    (bench_side){sup_true_side, true_json, &sup});
   int alive = 0;
   for (int i = 0; i < n; i++) alive += sup_poll(procs[i], 0) == 0;
   for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
@@ -823,17 +496,15 @@ static void row_alive(const struct opts *o) {
 
 /* ---- main --------------------------------------------------------------- */
 
-static void beside_self(char *out, size_t cap, const char *rel) {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) *slash = '\0';
-  if ((size_t)snprintf(out, cap, "%s/%s", self, rel) >= cap) die("path too long");
-}
-
-static const char *const ROWS[] = {"cli", "pty_spawn", "pty_capture", "tee", "threads", "alive"};
+/* The rows in the order they run. */
+static const struct {
+  const char *name;
+  void (*run)(const struct opts *o);
+} ROWS[] = {
+    {"cli", row_cli},         {"pty_spawn", row_pty_spawn}, {"pty_capture", row_pty_capture},
+    {"tee", row_tee},         {"threads", row_threads},     {"alive", row_alive},
+};
+enum { NROWS = sizeof ROWS / sizeof *ROWS };
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "drain") == 0) return drain_main();
@@ -863,14 +534,9 @@ int main(int argc, char **argv) {
     }
     snprintf(dest, dest == o.rows ? sizeof o.rows : PATH_MAX, "%s", argv[++i]);
   }
-  for (const char *r = o.rows; *r;) {
-    const char *end = strchr(r, ',');
-    size_t n = end ? (size_t)(end - r) : strlen(r), known = 0;
-    for (size_t k = 0; k < sizeof ROWS / sizeof *ROWS; k++)
-      known |= strlen(ROWS[k]) == n && memcmp(ROWS[k], r, n) == 0;
-    if (!known) die("unknown row '%.*s'", (int)n, r);
-    r += n + (end != NULL);
-  }
+  const char *names[NROWS];
+  for (size_t k = 0; k < NROWS; k++) names[k] = ROWS[k].name;
+  check_rows(o.rows, names, NROWS);
   const char *need[][2] = {{o.writer, "--writer"},
                            {o.sup_run, "--sup-run"},
                            {o.sup_timeout, "--sup-timeout"},
@@ -878,17 +544,12 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < sizeof need / sizeof *need; k++)
     if (access(need[k][0], X_OK) != 0)
       die("%s: %s (pass %s)", need[k][0], strerror(errno), need[k][1]);
-  char self[PATH_MAX];
-  beside_self(self, sizeof self, "bench_modes");
+  beside_self(o.self, sizeof o.self, "bench_modes");
 
   printf("{\"row\":\"modes_meta\",\"sup_version\":%d,\"quick\":%s}\n", sup_version(),
          o.quick ? "true" : "false");
   fflush(stdout);
-  if (row_wanted(&o, "cli")) row_cli(&o);
-  if (row_wanted(&o, "pty_spawn")) row_pty_spawn(&o);
-  if (row_wanted(&o, "pty_capture")) row_pty_capture(&o);
-  if (row_wanted(&o, "tee")) row_tee(&o, self);
-  if (row_wanted(&o, "threads")) row_threads(&o);
-  if (row_wanted(&o, "alive")) row_alive(&o);
+  for (size_t k = 0; k < NROWS; k++)
+    if (row_wanted(o.rows, ROWS[k].name)) ROWS[k].run(&o);
   return 0;
 }

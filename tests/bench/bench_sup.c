@@ -59,45 +59,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sup.h"
+#include "bench_util.h"
 
 extern char **environ;
 
-/* Absolute paths for every implementation, so that no side pays for a PATH
- * search the other skips (a PATH may list many directories before /bin). */
-#define TRUE_PATH "/bin/true"
-#define SLEEP_PATH "/bin/sleep"
-
-enum { READ_CHUNK = 64 * 1024 };
+const char bench_prog[] = "bench_sup";
 
 /* ---- small utilities --------------------------------------------------- */
-
-static void vnote(const char *fmt, va_list ap) {
-  fputs("bench_sup: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-}
-
-static void note(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vnote(fmt, ap);
-  va_end(ap);
-}
-
-static _Noreturn void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vnote(fmt, ap);
-  va_end(ap);
-  exit(1);
-}
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static void sleep_us(double us) {
   struct timespec ts;
@@ -120,91 +88,6 @@ static long csw_self(void) {
   return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n, size);
-  if (p == NULL) die("out of memory");
-  return p;
-}
-
-typedef struct {
-  double *v;
-  size_t n, cap;
-} samples;
-
-static void push(samples *s, double x) {
-  if (s->n == s->cap) {
-    s->cap = s->cap ? s->cap * 2 : 64;
-    s->v = realloc(s->v, s->cap * sizeof *s->v);
-    if (s->v == NULL) die("out of memory");
-  }
-  s->v[s->n++] = x;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks (numpy's default), on a sorted
- * copy so that the caller's order is kept. */
-static double pct(const samples *s, double q) {
-  if (s->n == 0) return NAN;
-  double *c = xcalloc(s->n, sizeof *c);
-  memcpy(c, s->v, s->n * sizeof *c);
-  qsort(c, s->n, sizeof *c, cmp_double);
-  double pos = q * (double)(s->n - 1);
-  size_t lo = (size_t)pos;
-  double frac = pos - (double)lo;
-  double r = lo + 1 < s->n ? c[lo] + (c[lo + 1] - c[lo]) * frac : c[lo];
-  free(c);
-  return r;
-}
-
-static double mean(const samples *s) {
-  double sum = 0;
-  for (size_t i = 0; i < s->n; i++) sum += s->v[i];
-  return s->n ? sum / (double)s->n : NAN;
-}
-
-static double smin(const samples *s) {
-  double m = INFINITY;
-  for (size_t i = 0; i < s->n; i++) m = s->v[i] < m ? s->v[i] : m;
-  return m;
-}
-
-static double smax(const samples *s) {
-  double m = -INFINITY;
-  for (size_t i = 0; i < s->n; i++) m = s->v[i] > m ? s->v[i] : m;
-  return m;
-}
-
-static void print_stats(const char *key, const samples *s) {
-  if (s->n == 0) {
-    printf("\"%s\":null", key);
-    return;
-  }
-  printf("\"%s\":{\"n\":%zu,\"p50\":%.3f,\"p99\":%.3f,\"mean\":%.3f,"
-         "\"min\":%.3f,\"max\":%.3f}",
-         key, s->n, pct(s, 0.5), pct(s, 0.99), mean(s), smin(s), smax(s));
-}
-
-/* Ends a row: prints each ("key", samples) pair of the NULL-terminated list
- * as "key":{stats}, closes the JSON object and frees the samples. */
-static void finish_row(const char *key, samples *s, ...) {
-  va_list ap;
-  va_start(ap, s);
-  for (int first = 1; key != NULL; first = 0) {
-    if (!first) putchar(',');
-    print_stats(key, s);
-    free(s->v);
-    key = va_arg(ap, const char *);
-    if (key != NULL) s = va_arg(ap, samples *);
-  }
-  va_end(ap);
-  printf("}\n");
-  fflush(stdout);
-}
-
 static void print_samples(const samples *s) {
   for (size_t i = 0; i < s->n; i++) printf(i ? ",%.2f" : "%.2f", s->v[i]);
 }
@@ -219,113 +102,15 @@ static pid_t raw_spawn(const char *path, char *const argv[],
   return pid;
 }
 
-static int raw_wait(pid_t pid) {
-  int st;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR) die("waitpid %d: %s", (int)pid, strerror(errno));
-  }
-  return st;
-}
-
 static pid_t raw_sleep(const char *secs) {
   char *argv[] = {(char *)SLEEP_PATH, (char *)secs, NULL};
   return raw_spawn(SLEEP_PATH, argv, NULL);
-}
-
-/* One /dev/null for every raw child, as sup keeps one: the child dup2s it
- * instead of opening the path. */
-static int dev_null(void) {
-  static int fd = -1;
-  if (fd < 0 && (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-    die("open /dev/null: %s", strerror(errno));
-  return fd;
-}
-
-/* A child started the way sup starts one: stdin from /dev/null, stdout and
- * stderr each into a pipe of their own, in a new process group. */
-typedef struct {
-  pid_t pid;
-  int out, err; /* read ends; -1 once at EOF and closed */
-} raw_child;
-
-static raw_child raw_start(const char *path, char *const argv[],
-                           char *const envp[]) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-    die("pipe2: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, dev_null(), 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  raw_child c = {0, out[0], err[0]};
-  int rc = posix_spawn(&c.pid, path, &fa, &attr, argv, envp ? envp : environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  close(err[1]);
-  if (rc != 0) die("posix_spawn %s: %s", path, strerror(rc));
-  return c;
-}
-
-static void set_nonblocking(int fd) {
-  int fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
-    die("fcntl O_NONBLOCK: %s", strerror(errno));
 }
 
 static int pidfd_of(pid_t pid) {
   int fd = (int)syscall(SYS_pidfd_open, pid, 0);
   if (fd < 0) die("pidfd_open %d: %s", (int)pid, strerror(errno));
   return fd;
-}
-
-/* Reads what is in *fd into buf (discarding what does not fit); at EOF or
- * an error closes it and sets it to -1. */
-static void raw_drain(int *fd, char *buf, size_t cap) {
-  ssize_t n = read(*fd, buf, cap);
-  if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
-  close(*fd);
-  *fd = -1;
-}
-
-/* Polls the child's pipes (and its pidfd, when pidfd >= 0) until both pipes
- * are at EOF and the child has exited, then reaps it: sup's final result
- * needs the same. Returns the wait status. */
-static int raw_finish(raw_child *c, int pidfd) {
-  static char buf[READ_CHUNK];
-  int exited = pidfd < 0;
-  while (c->out >= 0 || c->err >= 0 || !exited) {
-    struct pollfd pf[3] = {{c->out, POLLIN, 0}, {c->err, POLLIN, 0},
-                           {exited ? -1 : pidfd, POLLIN, 0}};
-    if (poll(pf, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      die("poll: %s", strerror(errno));
-    }
-    if (pf[0].revents) raw_drain(&c->out, buf, sizeof buf);
-    if (pf[1].revents) raw_drain(&c->err, buf, sizeof buf);
-    if (pf[2].revents) exited = 1;
-  }
-  if (pidfd < 0) return raw_wait(c->pid);
-  siginfo_t info;
-  memset(&info, 0, sizeof info);
-  while (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED) != 0)
-    if (errno != EINTR) die("waitid: %s", strerror(errno));
-  close(pidfd);
-  return info.si_code == CLD_EXITED ? W_EXITCODE(info.si_status, 0)
-                                    : W_EXITCODE(0, info.si_status);
-}
-
-/* posix_spawn of /bin/true as sup spawns it, its pipes read to EOF, reaped. */
-static void raw_true(void) {
-  char *argv[] = {(char *)TRUE_PATH, NULL};
-  raw_child c = raw_start(TRUE_PATH, argv, NULL);
-  int st = raw_finish(&c, -1);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw true: status %#x", st);
 }
 
 /* What one capture cost: wall time from before the spawn until the child is
@@ -381,99 +166,6 @@ static capture_cost raw_capture(const char *writer, uint64_t bytes,
   return cost;
 }
 
-/* sup's default max_output_bytes: the raw loop below keeps as much. */
-#define SUP_DEFAULT_MAX_OUTPUT ((uint64_t)16 << 20)
-
-/* What sup keeps of a stream past its limit, done by hand: the first half
- * of the limit, then the newest half in a ring, in one buffer of the limit;
- * at the end the ring is rotated in place, so the kept bytes are one piece,
- * as sup_result_output hands them out, with no second copy. */
-typedef struct {
-  size_t head_cap, ring_cap, head_len, ring_start, ring_len;
-  char *buf; /* head_cap bytes of head, then ring_cap of ring */
-  uint64_t total;
-} keeper;
-
-static void keeper_init(keeper *k, uint64_t limit) {
-  memset(k, 0, sizeof *k);
-  k->head_cap = (size_t)(limit / 2);
-  k->ring_cap = (size_t)(limit - limit / 2);
-  /* Untouched pages cost nothing: what is never written is never RSS. */
-  k->buf = malloc(limit ? (size_t)limit : 1);
-  if (k->buf == NULL) die("out of memory");
-}
-
-static void keeper_append(keeper *k, const char *d, size_t n) {
-  k->total += n;
-  if (k->head_len < k->head_cap) {
-    size_t m = n < k->head_cap - k->head_len ? n : k->head_cap - k->head_len;
-    memcpy(k->buf + k->head_len, d, m);
-    k->head_len += m;
-    d += m;
-    n -= m;
-  }
-  if (n == 0 || k->ring_cap == 0) return;
-  char *ring = k->buf + k->head_cap;
-  if (n >= k->ring_cap) {
-    memcpy(ring, d + (n - k->ring_cap), k->ring_cap);
-    k->ring_start = 0;
-    k->ring_len = k->ring_cap;
-    return;
-  }
-  size_t at = (k->ring_start + k->ring_len) % k->ring_cap;
-  size_t first = n < k->ring_cap - at ? n : k->ring_cap - at;
-  memcpy(ring + at, d, first);
-  memcpy(ring, d + first, n - first);
-  if (k->ring_len + n > k->ring_cap) {
-    k->ring_start = (k->ring_start + k->ring_len + n - k->ring_cap) % k->ring_cap;
-    k->ring_len = k->ring_cap;
-  } else {
-    k->ring_len += n;
-  }
-}
-
-static void reverse(char *a, size_t n) {
-  for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
-    char t = a[i];
-    a[i] = a[j - 1];
-    a[j - 1] = t;
-  }
-}
-
-/* The kept bytes in one piece (the caller frees them); *len their length. */
-static char *keeper_join(keeper *k, size_t *len) {
-  char *ring = k->buf + k->head_cap;
-  if (k->ring_start != 0) {
-    /* Rotate left by ring_start: three reversals, no second buffer. */
-    reverse(ring, k->ring_start);
-    reverse(ring + k->ring_start, k->ring_cap - k->ring_start);
-    reverse(ring, k->ring_cap);
-    k->ring_start = 0;
-  }
-  *len = k->head_len + k->ring_len;
-  char *out = k->buf;
-  k->buf = NULL;
-  return out;
-}
-
-/* Reads one ready pipe as sup's loop does: a few 64 KiB reads per wakeup,
- * stopping at a short read; keeps what it reads. */
-static void keep_pipe(int *fd, keeper *k, char *buf) {
-  for (int i = 0; i < 4; i++) {
-    ssize_t n = read(*fd, buf, READ_CHUNK);
-    if (n > 0) {
-      keeper_append(k, buf, (size_t)n);
-      if ((size_t)n < READ_CHUNK) return;
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return;
-    close(*fd);
-    *fd = -1;
-    return;
-  }
-}
-
 /* The raw loop that does sup's work: the child started as sup starts it,
  * both pipes polled and kept (head + newest tail, limit as sup's default),
  * the kept stdout joined into one buffer. Timed from before the spawn to
@@ -482,26 +174,15 @@ static void keep_pipe(int *fd, keeper *k, char *buf) {
 static capture_cost keep_capture(const char *writer, uint64_t bytes,
                                  char *const envp[], char **out_kept,
                                  size_t *out_len) {
-  static char buf[READ_CHUNK];
   double c0 = cpu_ms_self(), t0 = now_us();
   char count[32];
   snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
   char *argv[] = {(char *)writer, count, NULL};
   raw_child c = raw_start(writer, argv, envp);
-  set_nonblocking(c.out);
-  set_nonblocking(c.err);
   keeper out, err;
   keeper_init(&out, SUP_DEFAULT_MAX_OUTPUT);
   keeper_init(&err, SUP_DEFAULT_MAX_OUTPUT);
-  while (c.out >= 0 || c.err >= 0) {
-    struct pollfd pf[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      die("poll: %s", strerror(errno));
-    }
-    if (pf[0].revents) keep_pipe(&c.out, &out, buf);
-    if (pf[1].revents) keep_pipe(&c.err, &err, buf);
-  }
+  raw_keep_all(&c, &out, &err, -1);
   int st = raw_wait(c.pid);
   size_t err_len;
   *out_kept = keeper_join(&out, out_len);
@@ -547,20 +228,6 @@ static char *spec(const char *a0, const char *a1, long idle_timeout_ms) {
   return spec_env(a0, a1, idle_timeout_ms, -1);
 }
 
-static sup_proc *sup_start(const char *json) {
-  sup_proc *p = NULL;
-  char err[256];
-  int rc = sup_spawn_ex(json, &p, err, sizeof err);
-  if (rc < 0) die("sup_spawn %s: %s (%s)", json, sup_strerror(rc), err);
-  if (p == NULL) die("sup_spawn %s returned 0 and no handle", json);
-  return p;
-}
-
-static void sup_finish(sup_proc *p) {
-  int rc = sup_poll(p, -1);
-  if (rc != 1) die("sup_poll(-1) returned %d (%s)", rc, sup_strerror(rc));
-}
-
 static void expect_outcome(sup_proc *p, int want, const char *what) {
   int got = sup_result_outcome(p);
   if (got != want) {
@@ -570,14 +237,6 @@ static void expect_outcome(sup_proc *p, int want, const char *what) {
                                          : sup_strerror(got),
         sup_outcome_name(want), r ? r : "(null)");
   }
-}
-
-static void sup_true(const char *json) {
-  sup_proc *p = sup_start(json);
-  sup_finish(p);
-  if (sup_result_outcome(p) != SUP_OUTCOME_EXITED || sup_result_exit_code(p))
-    die("sup true: result %s", sup_result(p));
-  sup_release(p);
 }
 
 static capture_cost sup_capture(const char *json, uint64_t bytes) {
@@ -636,18 +295,6 @@ struct opts {
   char child[PATH_MAX];
   char rows[256];
 };
-
-static int row_wanted(const struct opts *o, const char *name) {
-  if (o->rows[0] == '\0') return 1;
-  size_t len = strlen(name);
-  for (const char *r = o->rows; *r;) {
-    const char *end = strchr(r, ',');
-    size_t n = end ? (size_t)(end - r) : strlen(r);
-    if (n == len && memcmp(r, name, len) == 0) return 1;
-    r += n + (end != NULL);
-  }
-  return 0;
-}
 
 /* ---- rows --------------------------------------------------------------- */
 
@@ -749,22 +396,8 @@ static void row_spawn_cgroup(const struct opts *o) {
   samples grp = {0}, cg = {0};
   int rounds = o->quick ? 2 : 300, batch = 10;
   note("spawn_cgroup: %d x %d per side", rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    sup_true(group);
-    sup_true(contained);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(group);
-      push(&grp, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(contained);
-      push(&cg, now_us() - t0);
-    }
-  }
+  alternate_batches(5, rounds, batch, (bench_side){sup_true_side, group, &grp},
+                    (bench_side){sup_true_side, contained, &cg});
   cJSON_free(group);
   cJSON_free(contained);
   printf("{\"row\":\"spawn_cgroup\",\"unit\":\"us\",\"batch\":%d,", batch);
@@ -958,6 +591,17 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw confined true (%d): status %#x", (int)kind, st);
 }
 
+/* raw_confined_true as a bench_side's fn. */
+typedef struct {
+  enum confine_kind kind;
+  long abi;
+} confined_how;
+
+static void raw_confined_side(const void *arg) {
+  const confined_how *how = arg;
+  raw_confined_true(how->kind, how->abi);
+}
+
 /* Per spawn of /bin/true confined one way: sup_spawn + sup_poll +
  * sup_release with the spec's confinement against raw_confined_true, in
  * alternating batches, as the spawn row. */
@@ -985,22 +629,9 @@ static void row_spawn_confined(const struct opts *o, const char *row, enum confi
   samples raw = {0}, sup = {0};
   int rounds = o->quick ? 2 : 300, batch = 10;
   note("%s: %d x %d per side", row, rounds, batch);
-  for (int w = 0; w < 5; w++) {
-    raw_confined_true(kind, abi);
-    sup_true(json);
-  }
-  for (int r = 0; r < rounds; r++) {
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      raw_confined_true(kind, abi);
-      push(&raw, now_us() - t0);
-    }
-    for (int i = 0; i < batch; i++) {
-      double t0 = now_us();
-      sup_true(json);
-      push(&sup, now_us() - t0);
-    }
-  }
+  confined_how how = {kind, abi};
+  alternate_batches(5, rounds, batch, (bench_side){raw_confined_side, &how, &raw},
+                    (bench_side){sup_true_side, json, &sup});
   printf("{\"row\":\"%s\",\"unit\":\"us\",\"batch\":%d,\"landlock_abi\":%ld,", row, batch, abi);
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }
@@ -1580,6 +1211,37 @@ static void raise_limits(int children) {
   }
 }
 
+/* Sleeps settle_s, then window_s: the host's CPU and context switches over
+ * the second sleep. */
+static void idle_window(double settle_s, double window_s, double *cpu_ms, long *csw) {
+  sleep_us(settle_s * 1e6);
+  double c0 = cpu_ms_self();
+  long w0 = csw_self();
+  sleep_us(window_s * 1e6);
+  *cpu_ms = cpu_ms_self() - c0;
+  *csw = csw_self() - w0;
+}
+
+/* sup's side of the cpu rows: n silent children spawned from json,
+ * supervised for window_s after settle_s; the host's CPU and context
+ * switches in the window. what names the row in messages. */
+static void sup_cpu_window(int n, double window_s, double settle_s, const char *json,
+                           const char *what, double *cpu_ms, long *csw) {
+  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
+  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
+  idle_window(settle_s, window_s, cpu_ms, csw);
+  for (int i = 0; i < n; i++)
+    if (sup_poll(procs[i], 0) != 0)
+      die("%s: child %d ended early: %s", what, i, sup_result(procs[i]));
+  for (int i = 0; i < n; i++) sup_abort(procs[i]);
+  for (int i = 0; i < n; i++) {
+    sup_finish(procs[i]);
+    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, what);
+    sup_release(procs[i]);
+  }
+  free(procs);
+}
+
 /* Process CPU (every thread, so the library's too) over a window in which
  * the host does nothing while `children` silent children run. The baseline
  * holds the same number of raw children, with nobody watching them. */
@@ -1588,71 +1250,28 @@ static void row_cpu(const struct opts *o) {
   double window_s = o->quick ? 0.5 : 10.0;
   raise_limits(n);
   pid_t *pids = xcalloc((size_t)n, sizeof *pids);
-  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
   char *json = spec(SLEEP_PATH, "600", -1);
   note("cpu: %d silent children, %.1f s window per side", n, window_s);
 
   for (int i = 0; i < n; i++) pids[i] = raw_sleep("600");
-  sleep_us(200e3);
-  double c0 = cpu_ms_self();
-  long w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  double raw_cpu = cpu_ms_self() - c0;
-  long raw_csw = csw_self() - w0;
+  double raw_cpu;
+  long raw_csw;
+  idle_window(0.2, window_s, &raw_cpu, &raw_csw);
   for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
   for (int i = 0; i < n; i++) raw_wait(pids[i]);
 
-  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
   /* Let every child finish its exec before the window opens, so that only
    * supervision is measured, not the tail of the spawns. */
-  sleep_us(200e3);
-  c0 = cpu_ms_self();
-  w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  double sup_cpu = cpu_ms_self() - c0;
-  long sup_csw = csw_self() - w0;
-  for (int i = 0; i < n; i++)
-    if (sup_poll(procs[i], 0) != 0) die("cpu: child %d ended early: %s", i,
-                                        sup_result(procs[i]));
-  for (int i = 0; i < n; i++) sup_abort(procs[i]);
-  for (int i = 0; i < n; i++) {
-    sup_finish(procs[i]);
-    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "cpu");
-    sup_release(procs[i]);
-  }
+  double sup_cpu;
+  long sup_csw;
+  sup_cpu_window(n, window_s, 0.2, json, "cpu", &sup_cpu, &sup_csw);
   cJSON_free(json);
   free(pids);
-  free(procs);
   printf("{\"row\":\"cpu\",\"unit\":\"ms\",\"children\":%d,\"seconds\":%.1f,"
          "\"baseline\":{\"cpu_ms\":%.3f,\"context_switches\":%ld},"
          "\"sup\":{\"cpu_ms\":%.3f,\"context_switches\":%ld}}\n",
          n, window_s, raw_cpu, raw_csw, sup_cpu, sup_csw);
   fflush(stdout);
-}
-
-/* One side of the input-wait row: n silent children spawned from json,
- * supervised for window_s after settle_s; the host's CPU and context
- * switches in the window. */
-static void sup_cpu_window(int n, double window_s, double settle_s,
-                           const char *json, double *cpu_ms, long *csw) {
-  sup_proc **procs = xcalloc((size_t)n, sizeof *procs);
-  for (int i = 0; i < n; i++) procs[i] = sup_start(json);
-  sleep_us(settle_s * 1e6);
-  double c0 = cpu_ms_self();
-  long w0 = csw_self();
-  sleep_us(window_s * 1e6);
-  *cpu_ms = cpu_ms_self() - c0;
-  *csw = csw_self() - w0;
-  for (int i = 0; i < n; i++)
-    if (sup_poll(procs[i], 0) != 0)
-      die("cpu_input_wait: child %d ended early: %s", i, sup_result(procs[i]));
-  for (int i = 0; i < n; i++) sup_abort(procs[i]);
-  for (int i = 0; i < n; i++) {
-    sup_finish(procs[i]);
-    expect_outcome(procs[i], SUP_OUTCOME_ABORTED, "cpu_input_wait");
-    sup_release(procs[i]);
-  }
-  free(procs);
 }
 
 /* The cpu row's silent children with "input_wait_timeout_ms" set: with a
@@ -1678,8 +1297,8 @@ static void row_cpu_input_wait(const struct opts *o) {
                           "\"input_wait_timeout_ms\": 600000}";
   double pipe_cpu, null_cpu;
   long pipe_csw, null_csw;
-  sup_cpu_window(n, window_s, settle_s, pipe_json, &pipe_cpu, &pipe_csw);
-  sup_cpu_window(n, window_s, settle_s, null_json, &null_cpu, &null_csw);
+  sup_cpu_window(n, window_s, settle_s, pipe_json, "cpu_input_wait", &pipe_cpu, &pipe_csw);
+  sup_cpu_window(n, window_s, settle_s, null_json, "cpu_input_wait", &null_cpu, &null_csw);
   printf("{\"row\":\"cpu_input_wait\",\"unit\":\"ms\",\"children\":%d,"
          "\"seconds\":%.1f,\"settle_seconds\":%.1f,\"session_tty\":%s,"
          "\"pipe\":{\"cpu_ms\":%.3f,\"context_switches\":%ld},"
@@ -2219,21 +1838,37 @@ static int peer(int argc, char **argv) {
 
 /* ---- main --------------------------------------------------------------- */
 
-static void default_helper(char *out, size_t cap, const char *name) {
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (slash) *slash = '\0';
-  if ((size_t)snprintf(out, cap, "%s/%s", self, name) >= cap)
-    die("path too long");
-}
+static void row_abort(const struct opts *o) { row_stop(o, 1); }
+static void row_interrupt(const struct opts *o) { row_stop(o, 0); }
+static void row_idle(const struct opts *o) { row_deadline(o, KIND_IDLE, o->child); }
+static void row_max_runtime(const struct opts *o) { row_deadline(o, KIND_MAXRT, o->child); }
 
-static const char *const ROWS[] = {"spawn",       "spawn_cgroup", "spawn_limits", "spawn_sandbox", "spawn_user",
-                                   "heap",  "capture", "stream", "abort",
-                                   "interrupt",   "idle",  "max_runtime",
-                                   "cpu",         "cpu_input_wait", "capacity", "rss", "scale"};
+/* The rows in the order they run. heap is last: after its 2 GiB heap is
+ * freed nothing else runs, so no other row inherits a fragmented or
+ * swollen address space. */
+static const struct {
+  const char *name;
+  void (*run)(const struct opts *o);
+} ROWS[] = {
+    {"spawn", row_spawn},
+    {"spawn_cgroup", row_spawn_cgroup},
+    {"spawn_limits", row_spawn_limits},
+    {"spawn_sandbox", row_spawn_sandbox},
+    {"spawn_user", row_spawn_user},
+    {"capture", row_capture},
+    {"stream", row_stream},
+    {"abort", row_abort},
+    {"interrupt", row_interrupt},
+    {"idle", row_idle},
+    {"max_runtime", row_max_runtime},
+    {"cpu", row_cpu},
+    {"cpu_input_wait", row_cpu_input_wait},
+    {"scale", row_scale},
+    {"capacity", row_capacity},
+    {"rss", row_rss},
+    {"heap", row_heap},
+};
+enum { NROWS = sizeof ROWS / sizeof *ROWS };
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
@@ -2250,8 +1885,8 @@ int main(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 
   struct opts o = {0};
-  default_helper(o.writer, sizeof o.writer, "bench_writer");
-  default_helper(o.child, sizeof o.child, "bench_child");
+  beside_self(o.writer, sizeof o.writer, "bench_writer");
+  beside_self(o.child, sizeof o.child, "bench_child");
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       o.quick = 1;
@@ -2273,14 +1908,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  for (const char *r = o.rows; *r;) {
-    const char *end = strchr(r, ',');
-    size_t n = end ? (size_t)(end - r) : strlen(r), known = 0;
-    for (size_t k = 0; k < sizeof ROWS / sizeof *ROWS; k++)
-      known |= strlen(ROWS[k]) == n && memcmp(ROWS[k], r, n) == 0;
-    if (!known) die("unknown row '%.*s'", (int)n, r);
-    r += n + (end != NULL);
-  }
+  const char *names[NROWS];
+  for (size_t k = 0; k < NROWS; k++) names[k] = ROWS[k].name;
+  check_rows(o.rows, names, NROWS);
   if (access(o.writer, X_OK) != 0)
     die("writer %s: %s (pass --writer)", o.writer, strerror(errno));
   if (access(o.child, X_OK) != 0)
@@ -2292,24 +1922,7 @@ int main(int argc, char **argv) {
   printf("{\"row\":\"meta\",\"sup_version\":%d,\"libc\":\"%s\",\"quick\":%s}\n",
          sup_version(), gnu_get_libc_version(), o.quick ? "true" : "false");
   fflush(stdout);
-  if (row_wanted(&o, "spawn")) row_spawn(&o);
-  if (row_wanted(&o, "spawn_cgroup")) row_spawn_cgroup(&o);
-  if (row_wanted(&o, "spawn_limits")) row_spawn_limits(&o);
-  if (row_wanted(&o, "spawn_sandbox")) row_spawn_sandbox(&o);
-  if (row_wanted(&o, "spawn_user")) row_spawn_user(&o);
-  if (row_wanted(&o, "capture")) row_capture(&o);
-  if (row_wanted(&o, "stream")) row_stream(&o);
-  if (row_wanted(&o, "abort")) row_stop(&o, 1);
-  if (row_wanted(&o, "interrupt")) row_stop(&o, 0);
-  if (row_wanted(&o, "idle")) row_deadline(&o, KIND_IDLE, o.child);
-  if (row_wanted(&o, "max_runtime")) row_deadline(&o, KIND_MAXRT, o.child);
-  if (row_wanted(&o, "cpu")) row_cpu(&o);
-  if (row_wanted(&o, "cpu_input_wait")) row_cpu_input_wait(&o);
-  if (row_wanted(&o, "scale")) row_scale(&o);
-  if (row_wanted(&o, "capacity")) row_capacity(&o);
-  if (row_wanted(&o, "rss")) row_rss(&o);
-  /* Last: after the 2 GiB heap is freed nothing else runs, so no other row
-   * inherits a fragmented or swollen address space. */
-  if (row_wanted(&o, "heap")) row_heap(&o);
+  for (size_t k = 0; k < NROWS; k++)
+    if (row_wanted(o.rows, ROWS[k].name)) ROWS[k].run(&o);
   return 0;
 }
