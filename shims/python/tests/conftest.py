@@ -4,6 +4,9 @@ PKG_CONFIG_PATH to the build tree's meson-uninstalled directory."""
 from __future__ import annotations
 
 import os
+import pty
+import select
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -50,3 +53,26 @@ def os_threads() -> int:
 @pytest.fixture(scope="session", autouse=True)
 def _library() -> None:
     assert sup.library_version() >= 300, sup.library_path()
+
+
+def tty_host(code: str, timeout: float = 60) -> bytes:
+    """Runs code in a Python whose controlling terminal is a new pty (its
+    session leader, in the foreground); returns what it wrote there."""
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.execv(sys.executable, [sys.executable, "-c", code])
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], timeout)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    os.close(master)
+    return out

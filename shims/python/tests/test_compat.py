@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import sup
+from conftest import tty_host
 
 
 def _host(code: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
@@ -285,21 +286,5 @@ def test_a_popen_leaves_the_terminal_to_the_host_unless_asked() -> None:
         "    child = os.tcgetpgrp(0) == q.pid\n"
         "print('host-kept', mine, 'child-had', child, 'back', os.tcgetpgrp(0) == os.getpgrp())\n"
     )
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.execv(sys.executable, [sys.executable, "-c", code])
-    out = b""
-    while True:
-        r, _, _ = select.select([master], [], [], 30)
-        if not r:
-            break
-        try:
-            chunk = os.read(master, 1024)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
-    os.close(master)
+    out = tty_host(code, timeout=30)
     assert b"host-kept True child-had True back True" in out, out

@@ -4,8 +4,6 @@ real run and checked against the result JSON they come from."""
 from __future__ import annotations
 
 import os
-import pty
-import select
 import signal
 import subprocess
 import sys
@@ -14,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import sup
+from conftest import tty_host
 
 
 def test_limit_cpu_ends_a_spinner_and_confined_says_how() -> None:
@@ -92,31 +91,8 @@ def test_sandbox_and_user_as_typed_entries(tmp_path: Path) -> None:
     assert conf is not None and conf.user == sup.UserApplied(65534, 65534, (65534,))
 
 
-def _tty_host(code: str) -> bytes:
-    """Runs code in a Python whose controlling terminal is a new pty (its
-    session leader, in the foreground); returns what it wrote there."""
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.execv(sys.executable, [sys.executable, "-c", code])
-    out = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 1024)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
-    os.close(master)
-    return out
-
-
 def test_tty_foreground_given_says_so() -> None:
-    out = _tty_host(
+    out = tty_host(
         "import sup\n"
         "r = sup.run(['true']).result\n"
         "print('fg', r.tty_foreground, r.tty_refused, r.json['tty_foreground'])\n"
