@@ -4,7 +4,6 @@
 // so that its arithmetic is tested with made-up times (deadlines_test.cpp).
 #pragma once
 
-
 #include "clock.hpp"
 
 namespace sup {
