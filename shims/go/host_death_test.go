@@ -32,7 +32,7 @@ func TestHostDeath(t *testing.T) {
 }
 
 // TestHostDeathBundled: the same with a program built as a user's is with
-// -tags sup_bundled (testdata/bundledhost): libsup compiled from csrc/ into
+// -tags sup_bundled (testdata/bundledhost): libsup compiled from lib/ into
 // it, no libsup.so, no sup-sentinel beside it, so the program must run
 // itself as the sentinel. The build is go's own, with no CGO_* or
 // PKG_CONFIG_PATH of the caller's (as the README's bundled recipe; it

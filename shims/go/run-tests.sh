@@ -108,7 +108,7 @@ else
 test \"\$(./hello)\" = 'hello from sup'
 ldd ./hello >ldd.txt
 grep -q 'libsup.so.0 => $build/' ldd.txt"
-  recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP/shims/go|')
+  recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP|')
 test \"\$(./hello)\" = 'hello from sup'"
   # Static: libsup.a inside; libuv and cJSON shared.
   recipe static "$install
@@ -143,7 +143,7 @@ $example
 }
 GO
 go vet ./example"
-  # Bundled: libsup compiled from the module's csrc/, no pkg-config path
+  # Bundled: libsup compiled from the module's lib/, no pkg-config path
   # or CGO_LDFLAGS for it; libsup inside the binary.
   recipe bundled "$(readme_block bundled | sed -e "s|^SUP=.*|SUP=$repo|")
 test \"\$(./hello)\" = 'hello from sup'
