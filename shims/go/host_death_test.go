@@ -3,6 +3,8 @@ package sup_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -32,12 +34,15 @@ func TestHostDeath(t *testing.T) {
 }
 
 // TestHostDeathBundled: the same with a program built as a user's is with
-// -tags sup_bundled (testdata/bundledhost): libsup compiled from csrc/ into
+// -tags sup_bundled (testdata/bundledhost): libsup compiled from lib/ into
 // it, no libsup.so, no sup-sentinel beside it, so the program must run
 // itself as the sentinel. The build is go's own, with no CGO_* or
 // PKG_CONFIG_PATH of the caller's (as the README's bundled recipe; it
-// shares that recipe's build cache). -short skips it (a first build
-// compiles libsup: minutes on a loaded machine).
+// shares that recipe's build cache), but for CGO_CPPFLAGS naming a digest
+// of lib/ and include/: go's cache keys a cgo package on the files of its
+// own directory, not on what they include, and would otherwise hand back a
+// libsup compiled before the last edit of lib/. -short skips it (a first
+// build compiles libsup: minutes on a loaded machine).
 func TestHostDeathBundled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no bundled build")
@@ -49,10 +54,11 @@ func TestHostDeathBundled(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bundledhost")
 	build := exec.Command(gobin, "build", "-tags", "sup_bundled", "-o", bin, "./testdata/bundledhost")
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "CGO_LDFLAGS" && k != "CGO_CFLAGS" && k != "PKG_CONFIG_PATH" && k != "GOFLAGS" {
+		if k, _, _ := strings.Cut(kv, "="); k != "CGO_LDFLAGS" && k != "CGO_CFLAGS" && k != "CGO_CPPFLAGS" && k != "PKG_CONFIG_PATH" && k != "GOFLAGS" {
 			build.Env = append(build.Env, kv)
 		}
 	}
+	build.Env = append(build.Env, "CGO_CPPFLAGS=-DSUP_SOURCES_DIGEST="+sourcesDigest(t))
 	t0 := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags sup_bundled: %v\n%s", err, out)
@@ -63,6 +69,23 @@ func TestHostDeathBundled(t *testing.T) {
 			killHost(t, exec.Command(bin, contain), contain, "bundled")
 		})
 	}
+}
+
+// sourcesDigest: a hash of lib/ and include/, which the bundled build
+// compiles through bundled_*.cpp.
+func sourcesDigest(t *testing.T) string {
+	files, _ := filepath.Glob("../../lib/*")
+	files = append(files, "../../include/sup.h")
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("the bundled build's sources: %v", err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // killHost starts cmd, a host that prints what its results say dies with

@@ -2,5 +2,5 @@
 
 package sup_test
 
-// linkMode names how this test binary holds libsup: compiled from csrc/ into it.
+// linkMode names how this test binary holds libsup: compiled from lib/ into it.
 const linkMode = "bundled"

@@ -4,11 +4,12 @@
 # libsup is found through the build dir's pkg-config file, as a user's
 # PKG_CONFIG_PATH would find it; an rpath to its -L dirs is passed through
 # CGO_LDFLAGS so that the tests need no LD_LIBRARY_PATH.
-# Checks: go vet, gofmt, go test -race, go test with GOMAXPROCS=1 (which
-# include the host-death test of a program built with -tags sup_bundled), the
-# host-death tests with libsup.a linked in (-tags sup_static), then the
-# README's install recipes (shared, go.work, static, bundled, no cgo) in a fresh module
-# outside the checkout.
+# Checks: go vet, gofmt, that the module (go.mod at the repository's root)
+# holds no package but this one, go test -race, go test with GOMAXPROCS=1
+# (which include the host-death test of a program built with -tags
+# sup_bundled), the host-death tests with libsup.a linked in (-tags
+# sup_static), then the README's install recipes (shared, go.work, static,
+# bundled, no cgo) in a fresh module outside the checkout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -42,6 +43,22 @@ go vet ./...
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then echo "gofmt: not formatted: $unformatted" >&2; exit 1; fi
 echo "go vet, gofmt: clean"
+# The module (go.mod at the repository's root) is what `go get` fetches: the
+# tracked files, less those of nested modules. Its one package is this one;
+# any other Go file must be in a module of its own, under testdata/ or
+# excluded by a build constraint.
+if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+  tree=$(mktemp -d)
+  (cd "$repo" && git ls-files -z -co --exclude-standard |
+    tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$tree"
+  pkgs=$(cd "$tree" && go list ./... 2>&1) || true
+  rm -rf "$tree"
+  if [ "$pkgs" != "github.com/sup-project/sup/shims/go" ]; then
+    printf '%s\n' "go list: the module holds other packages than shims/go:" "$pkgs" >&2
+    exit 1
+  fi
+  echo "go list: the module's one package is shims/go"
+fi
 # Runs go test with the given arguments, keeps its whole output in the log and
 # shows failures, the per-package result and what the tests log (timings).
 gotest() {
@@ -108,7 +125,7 @@ else
 test \"\$(./hello)\" = 'hello from sup'
 ldd ./hello >ldd.txt
 grep -q 'libsup.so.0 => $build/' ldd.txt"
-  recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP/shims/go|')
+  recipe go-work "$(printf '%s\n' "$install" | sed -e '/^go mod edit/d' -e 's|^go mod tidy.*|go work init . \$SUP|')
 test \"\$(./hello)\" = 'hello from sup'"
   # Static: libsup.a inside; libuv and cJSON shared.
   recipe static "$install
@@ -143,7 +160,7 @@ $example
 }
 GO
 go vet ./example"
-  # Bundled: libsup compiled from the module's csrc/, no pkg-config path
+  # Bundled: libsup compiled from the module's lib/, no pkg-config path
   # or CGO_LDFLAGS for it; libsup inside the binary.
   recipe bundled "$(readme_block bundled | sed -e "s|^SUP=.*|SUP=$repo|")
 test \"\$(./hello)\" = 'hello from sup'

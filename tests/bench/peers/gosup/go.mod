@@ -2,6 +2,6 @@ module sup/bench/peer-gosup
 
 go 1.21
 
-require github.com/sup-project/sup/shims/go v0.0.0
+require github.com/sup-project/sup v0.0.0
 
-replace github.com/sup-project/sup/shims/go => ../../../../shims/go
+replace github.com/sup-project/sup => ../../../..
