@@ -578,6 +578,45 @@ SUP_API const char *sup_signal_name(int sig);
  *                     SIGTTOU stop can count, and when the host's session
  *                     has no controlling terminal nothing can: see
  *                     sup_input_wanted) and every contain mode
+ *   tty_stop_timeout_ms  end the child as input_wait_timeout_ms does (outcome
+ *                     "idle_timeout", "phase": "input", "waiting_for_input":
+ *                     true) once its main process has been stopped by
+ *                     SIGTTIN or SIGTTOU this long: it read, wrote or
+ *                     configured its controlling terminal (/dev/tty
+ *                     opened by a password prompt: sudo, ssh) from a
+ *                     group that is not the terminal's foreground, and
+ *                     can never go on by itself. 0 = off (default). Only
+ *                     that stop counts, never a reader waiting on its
+ *                     stdin (a child a caller leaves waiting on a "pipe"
+ *                     stdin on purpose is not ended), nor a stop by
+ *                     SIGSTOP or SIGTSTP, nor a SIGTTIN or SIGTTOU the
+ *                     caller sent itself with sup_signal (until a SIGCONT,
+ *                     SIGSTOP or SIGTSTP it sends after it). The main
+ *                     process only: the kernel tells which signal stopped a
+ *                     process to its parent alone (waitid), and /proc shows
+ *                     a stop without its signal; a terminal read stops the
+ *                     reader's whole process group, so a reader in the main
+ *                     process's group counts, one that made a group or
+ *                     session of its own does not (input_wait_timeout_ms
+ *                     sees those, at the cost of reading /proc). Cost: no
+ *                     /proc read; one waitid(WSTOPPED | WNOHANG | WNOWAIT)
+ *                     on the pidfd per check, and checks only while output
+ *                     is quiet (the pidfd shows exits alone, and the stop's
+ *                     only other notice is the host's SIGCHLD): the first
+ *                     30 ms after the last output, then every 50 ms for the
+ *                     first second of quiet, then half the quiet time
+ *                     apart, at most half the limit (>= 50 ms, <= 4 s). So
+ *                     a stop is ended between the limit and the limit plus
+ *                     a check's gap after it began (within 100 ms + the
+ *                     limit for a stop in the first second of quiet), plus
+ *                     what the scheduler adds. No check at all when the
+ *                     child's session can have no terminal (without "pty",
+ *                     a host session with none: tty_nr in /proc/self/stat,
+ *                     read once at the spawn). A host that collects its
+ *                     children's stops itself (waitpid with WUNTRACED)
+ *                     takes the notice first: the stop is then not seen.
+ *                     With input_wait_timeout_ms too, the earlier limit
+ *                     ends it
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  a name or number as sup_signal_parse takes it
  *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
