@@ -399,7 +399,9 @@ enum sup_phase {
                                  without first_output_timeout_ms, since the
                                  exec) */
   SUP_PHASE_INPUT = 3         /* input_wait_timeout_ms: waiting for input
-                                 (see sup_input_wanted) */
+                                 (see sup_input_wanted), or
+                                 tty_stop_timeout_ms: stopped on the
+                                 terminal */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -967,7 +969,10 @@ SUP_API int sup_expire(sup_proc *p);
  * it and none written to its stdin since; false when it was not; null when
  * nobody asked (neither input_wait_timeout_ms nor sup_input_wanted), when
  * sup could not see (sup_input_wanted's SUP_EPERM), or when it was ended
- * before any look (within ~30 ms of its last output).
+ * before any look (within ~30 ms of its last output). With
+ * tty_stop_timeout_ms it is also true when the last check found the main
+ * process stopped by SIGTTIN or SIGTTOU (a check that did not find it so
+ * answers nothing: null unless a look answers).
  * "routed" is each stream's routing: "pipe", "tee", "inherit", "null",
  * "stdout" (stderr into stdout) or "fd" (a host descriptor the spec named).
  * "tee_error" is null unless a "tee" copy's fd failed: then its errno's
