@@ -399,7 +399,9 @@ enum sup_phase {
                                  without first_output_timeout_ms, since the
                                  exec) */
   SUP_PHASE_INPUT = 3         /* input_wait_timeout_ms: waiting for input
-                                 (see sup_input_wanted) */
+                                 (see sup_input_wanted), or
+                                 tty_stop_timeout_ms: stopped on the
+                                 terminal */
 };
 
 /* The two captured streams; the values are the child's fd numbers. */
@@ -578,6 +580,45 @@ SUP_API const char *sup_signal_name(int sig);
  *                     SIGTTOU stop can count, and when the host's session
  *                     has no controlling terminal nothing can: see
  *                     sup_input_wanted) and every contain mode
+ *   tty_stop_timeout_ms  end the child as input_wait_timeout_ms does (outcome
+ *                     "idle_timeout", "phase": "input", "waiting_for_input":
+ *                     true) once its main process has been stopped by
+ *                     SIGTTIN or SIGTTOU this long: it read, wrote or
+ *                     configured its controlling terminal (/dev/tty
+ *                     opened by a password prompt: sudo, ssh) from a
+ *                     group that is not the terminal's foreground, and
+ *                     can never go on by itself. 0 = off (default). Only
+ *                     that stop counts, never a reader waiting on its
+ *                     stdin (a child a caller leaves waiting on a "pipe"
+ *                     stdin on purpose is not ended), nor a stop by
+ *                     SIGSTOP or SIGTSTP, nor a SIGTTIN or SIGTTOU the
+ *                     caller sent itself with sup_signal (until a SIGCONT,
+ *                     SIGSTOP or SIGTSTP it sends after it). The main
+ *                     process only: the kernel tells which signal stopped a
+ *                     process to its parent alone (waitid), and /proc shows
+ *                     a stop without its signal; a terminal read stops the
+ *                     reader's whole process group, so a reader in the main
+ *                     process's group counts, one that made a group or
+ *                     session of its own does not (input_wait_timeout_ms
+ *                     sees those, at the cost of reading /proc). Cost: no
+ *                     /proc read; one waitid(WSTOPPED | WNOHANG | WNOWAIT)
+ *                     on the pidfd per check, and checks only while output
+ *                     is quiet (the pidfd shows exits alone, and the stop's
+ *                     only other notice is the host's SIGCHLD): the first
+ *                     30 ms after the last output, then every 50 ms for the
+ *                     first second of quiet, then half the quiet time
+ *                     apart, at most half the limit (>= 50 ms, <= 4 s). So
+ *                     a stop is ended between the limit and the limit plus
+ *                     a check's gap after it began (within 100 ms + the
+ *                     limit for a stop in the first second of quiet), plus
+ *                     what the scheduler adds. No check at all when the
+ *                     child's session can have no terminal (without "pty",
+ *                     a host session with none: tty_nr in /proc/self/stat,
+ *                     read once at the spawn). A host that collects its
+ *                     children's stops itself (waitpid with WUNTRACED)
+ *                     takes the notice first: the stop is then not seen.
+ *                     With input_wait_timeout_ms too, the earlier limit
+ *                     ends it
  *   grace_ms          between the interrupt signal and SIGKILL (default 5000)
  *   interrupt_signal  a name or number as sup_signal_parse takes it
  *                     ("SIGTERM", "TERM", "SIGRTMIN+3", 10; default SIGTERM)
@@ -928,7 +969,10 @@ SUP_API int sup_expire(sup_proc *p);
  * it and none written to its stdin since; false when it was not; null when
  * nobody asked (neither input_wait_timeout_ms nor sup_input_wanted), when
  * sup could not see (sup_input_wanted's SUP_EPERM), or when it was ended
- * before any look (within ~30 ms of its last output).
+ * before any look (within ~30 ms of its last output). With
+ * tty_stop_timeout_ms it is also true when the last check found the main
+ * process stopped by SIGTTIN or SIGTTOU (a check that did not find it so
+ * answers nothing: null unless a look answers).
  * "routed" is each stream's routing: "pipe", "tee", "inherit", "null",
  * "stdout" (stderr into stdout) or "fd" (a host descriptor the spec named).
  * "tee_error" is null unless a "tee" copy's fd failed: then its errno's

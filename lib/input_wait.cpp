@@ -180,7 +180,7 @@ int InputWait::verdict() const noexcept {
   return 0;
 }
 
-Nanos InputWait::next_look(Nanos last_output) const noexcept {
+Nanos InputWait::look_due(Nanos last_output) const noexcept {
   if (!asked() || cannot_wait()) return kNever;
   const Nanos look_at = look_at_.load(std::memory_order_acquire);
   const Nanos quiet_since = std::max(last_output, last_input_at_.load(std::memory_order_acquire));
@@ -201,11 +201,14 @@ Nanos InputWait::next_look(Nanos last_output) const noexcept {
 }
 
 bool InputWait::timed_out(Nanos now) const noexcept {
+  if (tty_stop_.timed_out(now)) return true;
   const Nanos since = waiting_since_.load(std::memory_order_acquire);
   return timeout_ > 0 && since != 0 && now - since >= timeout_;
 }
 
 std::optional<bool> InputWait::at_end(Nanos ended_at, Nanos last_output, bool exited_by_itself) noexcept {
+  // A stop is certain where a look's verdict is inferred: it stands.
+  if (tty_stop_.stopped_at_end(ended_at, last_output, exited_by_itself)) return true;
   if (!asked()) return std::nullopt;
   if (cannot_wait()) return false;
   std::lock_guard<std::mutex> lock(mu_);

@@ -3,10 +3,13 @@
 // The verdict kept between looks at /proc (proc_look.hpp), which come only
 // when asked ("input_wait_timeout_ms", or sup_input_wanted called once): the
 // loop looks after output has gone quiet, never on a path that moves bytes.
+// "tty_stop_timeout_ms" asks only about the main process's stop on its
+// terminal, which waitid tells without /proc (tty_stop.hpp).
 #pragma once
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -16,6 +19,7 @@
 
 #include "clock.hpp"
 #include "proc_look.hpp"
+#include "tty_stop.hpp"
 
 namespace sup {
 
@@ -48,7 +52,9 @@ class InputWait {
   // A caller asking again this soon gets the last look's verdict.
   static constexpr Nanos kMinGap = 5 * kNanosPerMs;
 
-  explicit InputWait(Nanos timeout) noexcept : timeout_(timeout), asked_(timeout > 0) {}
+  // timeout: "input_wait_timeout_ms"; tty_stop_timeout and pty: TtyStop's.
+  InputWait(Nanos timeout, Nanos tty_stop_timeout, bool pty) noexcept
+      : timeout_(timeout), asked_(timeout > 0), tty_stop_(tty_stop_timeout, pty) {}
   InputWait(const InputWait&) = delete;
   InputWait& operator=(const InputWait&) = delete;
 
@@ -70,6 +76,8 @@ class InputWait {
   }
   bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
   Nanos timeout() const noexcept { return timeout_; }
+  // The loop has something to do for the child: looks, or stop checks.
+  bool watching() const noexcept { return asked() || tty_stop_.on(); }
 
   // A look at the tree of main process pid (cgroup_dir: its cgroup's
   // directory fd in cgroup mode, else -1 for its process group), with
@@ -88,14 +96,26 @@ class InputWait {
   Nanos second_look_in() noexcept;
 
   // ---- Loop thread (lock-free) ------------------------------------------
-  // When the loop should look next (kNever when not asked): kQuiet after
-  // the last output, kInterval after the last look, and the timeout's end
-  // while waiting.
-  Nanos next_look(Nanos last_output) const noexcept;
-  // The timeout has run out: waiting for input since at least timeout ago.
+  // When the loop has something to do next: the earlier of look_due and
+  // the stop check's (kNever for neither).
+  Nanos next_look(Nanos last_output) const noexcept {
+    return std::min(look_due(last_output), tty_stop_.next_check(last_output));
+  }
+  // When the loop should look at /proc next (kNever when not asked): kQuiet
+  // after the last output, kInterval after the last look, and the
+  // timeout's end while waiting.
+  Nanos look_due(Nanos last_output) const noexcept;
+  // The main process's stop on its terminal (tty_stop.hpp), under
+  // Process::work_mu_: when the next check is due, and a check's finding.
+  Nanos stop_check_due(Nanos last_output) const noexcept { return tty_stop_.next_check(last_output); }
+  void stop_checked(bool stopped_on_terminal, Nanos now) noexcept { tty_stop_.checked(stopped_on_terminal, now); }
+  // A limit has run out: waiting for input since at least timeout ago, or
+  // the main process stopped on its terminal for tty_stop_timeout.
   bool timed_out(Nanos now) const noexcept;
   // The result's "waiting_for_input" for a child that ended at ended_at
-  // (the first signal sent to it, or its exit as the loop saw it): nullopt
+  // (the first signal sent to it, or its exit as the loop saw it): true
+  // when the last stop check found the main process stopped on its
+  // terminal (TtyStop::stopped_at_end); else nullopt
   // when not asked or sup could not see, or when no look came before an
   // end sup or a caller caused; else whether the last look found it
   // waiting with no output read and no input written since.
@@ -157,6 +177,9 @@ class InputWait {
   // a look needs no more (none_ran).
   InputSeen seen_ = InputSeen::elsewhere;
   std::vector<ThreadRun> tree_;
+
+  // "tty_stop_timeout_ms": its own state and locking (tty_stop.hpp).
+  TtyStop tty_stop_;
 };
 
 }  // namespace sup

@@ -1,7 +1,11 @@
 // The process's side of waiting for input: when the loop looks at the tree
-// (after output has gone quiet), sup_input_wanted's look, and the end once
-// input_wait_timeout_ms has run out. The judging is input_wait.hpp's.
+// (after output has gone quiet), sup_input_wanted's look, the checks for
+// a stop on the terminal, and the end once input_wait_timeout_ms or
+// tty_stop_timeout_ms has run out. The judging is input_wait.hpp's.
+#include <signal.h>
 #include <time.h>
+
+#include <algorithm>
 
 #include "process.hpp"
 #include "sup.h"
@@ -35,23 +39,43 @@ int Process::input_wanted() {
 }
 
 void Process::look_for_input(Nanos now) {
-  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.asked()) return;
+  if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.watching()) return;
   // A look need not come to the ns: one due within the engine's timer lead
   // is taken now, rather than waited for awake (on_deadline), which would
   // cost more than the look. A stream held back: the child is blocked
   // writing, not reading.
   const Nanos due = now + Engine::kTimerLead;
-  if (any_held_back() || due < input_wait_.next_look(deadlines_.last_activity())) return;
+  if (any_held_back()) return;
+  // "tty_stop_timeout_ms": one waitid, no /proc read.
+  if (due >= input_wait_.stop_check_due(deadlines_.last_activity())) {
+    const int sig = TtyStop::stop_signal(pidfd_.get());
+    input_wait_.stop_checked((sig == SIGTTIN || sig == SIGTTOU) && !caller_stopped_on_terminal(), now_ns());
+  }
   // Nothing in the tree ran since the last whole look: nothing was written
   // to the pipes since either, and the verdict stands.
-  if (input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
+  if (due >= input_wait_.look_due(deadlines_.last_activity()) &&
+      input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
     // Bytes already in a pipe are output, even if the loop has not read them.
     for (OutputPipe* pipe : {&out_, &err_})
       if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
-    if (ended() || now_ns() + Engine::kTimerLead < input_wait_.next_look(deadlines_.last_activity())) return;
-    input_wait_.look(engine_.group_index(), pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
+    if (ended()) return;
+    if (now_ns() + Engine::kTimerLead >= input_wait_.look_due(deadlines_.last_activity()))
+      input_wait_.look(engine_.group_index(), pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
   }
   if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
+}
+
+bool Process::caller_stopped_on_terminal() const noexcept {
+  // sup_signal's records (host_signal.cpp), newest first: the last signal
+  // that stops or continues decides. A caller's own SIGTTIN or SIGTTOU is
+  // a pause it chose, not a wait for input.
+  const unsigned claimed = std::min(host_sent_count_.load(std::memory_order_acquire), kHostSignalSlots);
+  for (unsigned i = claimed; i-- > 0;) {
+    const int sig = host_sent_[i].signal.load(std::memory_order_acquire);
+    if (sig == SIGTTIN || sig == SIGTTOU) return true;
+    if (sig == SIGCONT || sig == SIGSTOP || sig == SIGTSTP) return false;
+  }
+  return false;
 }
 
 }  // namespace sup

@@ -87,7 +87,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
       deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
                  spec.max_runtime_ms * kNanosPerMs, called_at),
       escalation_(spec.grace_ms * kNanosPerMs, spec.interrupt_signal, spec.on_timeout, called_at),
-      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs) {
+      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs, spec.tty_stop_timeout_ms * kNanosPerMs, spec.pty) {
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
   // room is reserved by escalation_.

@@ -423,9 +423,13 @@ class Process {
   // silence clock counts it as activity (Deadlines::silence_deadline).
   Nanos held_back_read() const noexcept;
 
-  // input_watch.cpp, loop thread: a look at the tree when one is due, and
-  // the end when it has waited for input input_wait_timeout_ms.
+  // input_watch.cpp, loop thread: a look at the tree or a check for a stop
+  // on the terminal when one is due, and the end when it has waited for
+  // input input_wait_timeout_ms, or been stopped tty_stop_timeout_ms.
   void look_for_input(Nanos now);
+  // The last of sup_signal's stopping or continuing signals was SIGTTIN or
+  // SIGTTOU: a stop by either is the caller's, not the terminal's.
+  bool caller_stopped_on_terminal() const noexcept;
   // Bytes read from both streams so far (mu_ taken unless on the loop).
   uint64_t output_seen() noexcept;
 

@@ -488,6 +488,8 @@ void parse_key(const cJSON* item, Spec& spec) {
     spec.max_runtime_ms = whole_number(item, "max_runtime_ms", kMaxDurationMs, "ms");
   } else if (key == "input_wait_timeout_ms") {
     spec.input_wait_timeout_ms = whole_number(item, "input_wait_timeout_ms", kMaxDurationMs, "ms");
+  } else if (key == "tty_stop_timeout_ms") {
+    spec.tty_stop_timeout_ms = whole_number(item, "tty_stop_timeout_ms", kMaxDurationMs, "ms");
   } else if (key == "grace_ms") {
     spec.grace_ms = whole_number(item, "grace_ms", kMaxDurationMs, "ms");
   } else if (key == "interrupt_signal") {

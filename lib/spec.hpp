@@ -34,6 +34,9 @@ struct Spec {
   int64_t max_runtime_ms = 0;
   // 0: off; else end the child once it has waited for input this long.
   int64_t input_wait_timeout_ms = 0;
+  // 0: off; else end the child once its main process has been stopped by
+  // SIGTTIN or SIGTTOU this long.
+  int64_t tty_stop_timeout_ms = 0;
   int64_t grace_ms = 5000;
   int interrupt_signal = 15;
   TimeoutAction on_timeout = TimeoutAction::interrupt;

@@ -1,8 +1,8 @@
 /*
  * The options sup-run and sup-timeout share for libsup's descriptors,
- * input wait and confinement (--stdin, --fd, --input-wait-timeout, --limit,
- * --sandbox-*, --no-network, --user, --group, --require-sentinel), and the
- * spec keys they become.
+ * input wait and confinement (--stdin, --fd, --input-wait-timeout,
+ * --tty-stop-timeout, --limit, --sandbox-*, --no-network, --user, --group,
+ * --require-sentinel), and the spec keys they become.
  */
 #define _GNU_SOURCE /* getopt_long */
 
@@ -212,6 +212,17 @@ void confine_option(int c, const char *arg, struct confine_options *o)
       break;
     }
     break;
+  case COPT_TTY_STOP:
+    switch (parse_duration(arg, &o->tty_stop_timeout_ms)) {
+    case PARSE_OK:
+      break;
+    case PARSE_INVALID:
+      usage_error("--tty-stop-timeout: invalid duration '%s'", arg);
+    case PARSE_TOO_LARGE:
+      o->tty_stop_timeout_ms = 0; /* as the other timeouts: no limit */
+      break;
+    }
+    break;
   case COPT_LIMIT:
     limit_option(arg, o);
     break;
@@ -272,6 +283,8 @@ void append_confine_spec(struct strbuf *sb, const struct options *o)
     sb_printf(sb, ", \"fds\": {%s}", c->fds.data);
   if (c->input_wait_timeout_ms > 0)
     sb_printf(sb, ", \"input_wait_timeout_ms\": %" PRIu64, c->input_wait_timeout_ms);
+  if (c->tty_stop_timeout_ms > 0)
+    sb_printf(sb, ", \"tty_stop_timeout_ms\": %" PRIu64, c->tty_stop_timeout_ms);
   bool first = true;
   struct strbuf limits = {0};
   append_limit(&limits, &first, "memory_bytes", c->memory_bytes);

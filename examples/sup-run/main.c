@@ -110,7 +110,20 @@ static void print_timeout_summary(sup_proc *p, const struct options *o, int outc
   char limit[48];
   struct strbuf sb = {0};
   int phase = sup_result_phase(p);
-  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_INPUT) {
+  if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_INPUT &&
+      o->confine.tty_stop_timeout_ms > 0 && o->confine.input_wait_timeout_ms == 0) {
+    format_duration(limit, sizeof limit, o->confine.tty_stop_timeout_ms);
+    sb_printf(&sb, "%s: tty stop timeout: stopped on the terminal, waiting for input, for %s; ",
+              g_progname, limit);
+  } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_INPUT &&
+             o->confine.tty_stop_timeout_ms > 0) {
+    /* Both limits: the result does not say which one ran out. */
+    char stop_limit[48];
+    format_duration(limit, sizeof limit, o->confine.input_wait_timeout_ms);
+    format_duration(stop_limit, sizeof stop_limit, o->confine.tty_stop_timeout_ms);
+    sb_printf(&sb, "%s: input wait timeout: waiting for input for %s, or stopped on the terminal for %s; ",
+              g_progname, limit, stop_limit);
+  } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_INPUT) {
     format_duration(limit, sizeof limit, o->confine.input_wait_timeout_ms);
     sb_printf(&sb, "%s: input wait timeout: waiting for input for %s; ", g_progname, limit);
   } else if (outcome == SUP_OUTCOME_IDLE_TIMEOUT && phase == SUP_PHASE_FIRST_OUTPUT) {

@@ -115,6 +115,12 @@ static void print_help(void)
 "                               with nothing coming, or stopped by SIGTTIN):\n"
 "                               exit 124 as for the other timeouts (default 0:\n"
 "                               off)\n"
+"      --tty-stop-timeout=DURATION  end COMMAND once it has been stopped\n"
+"                               DURATION on the terminal (SIGTTIN or SIGTTOU:\n"
+"                               it opened /dev/tty, as a password prompt does,\n"
+"                               without the terminal's foreground), but never\n"
+"                               for a read of its stdin: exit 124 (default 0:\n"
+"                               off)\n"
 "      --limit=KEY=VALUE[,...]  resource limits of COMMAND: memory=SIZE (its\n"
 "                               data segment; with --contain=cgroup the whole\n"
 "                               tree's memory), cpu=SECONDS (CPU time: SIGXCPU,\n"
@@ -159,7 +165,7 @@ static void print_help(void)
 "  (days), as in 250ms, 1.5, 1.5s, 2m, 1d; as GNU timeout reads it too\n"
 "  (1e3, 0x1p-3, inf). It is rounded up to a whole millisecond. For\n"
 "  --idle-timeout, --first-output-timeout, --max-runtime and\n"
-"  --input-wait-timeout, 0 means off,\n"
+"  --input-wait-timeout and --tty-stop-timeout, 0 means off,\n"
 "  and so does a value past 1000000000s (about 31 years); a --grace that\n"
 "  long never sends SIGKILL. BYTES at most 1024G.\n"
 "\n",
@@ -178,7 +184,7 @@ static void print_help(void)
 "EXIT STATUS\n"
 "  N      COMMAND exited by itself with status N\n"
 "  124    COMMAND was ended by --idle-timeout, --first-output-timeout,\n"
-"         --max-runtime or --input-wait-timeout\n"
+"         --max-runtime, --input-wait-timeout or --tty-stop-timeout\n"
 "  125    sup-run failed: a bad option or value (the message names it), no\n"
 "         COMMAND, FILE of --json cannot be written, COMMAND could not be\n"
 "         started for a reason other than those of 126 and 127, or writing\n"
@@ -467,6 +473,7 @@ void parse_options(int argc, char **argv, struct options *o)
     case COPT_STDIN:
     case COPT_FD:
     case COPT_INPUT_WAIT:
+    case COPT_TTY_STOP:
     case COPT_LIMIT:
     case COPT_SANDBOX_WRITE:
     case COPT_SANDBOX_READ:

@@ -76,6 +76,7 @@ struct confine_options {
   int *fd_children;         /* the child numbers in fds, to refuse one twice */
   size_t fd_count;
   uint64_t input_wait_timeout_ms;
+  uint64_t tty_stop_timeout_ms;
   /* --limit: -1 unset; core_zero: core=0 */
   int64_t memory_bytes, cpu_seconds, processes, file_bytes, open_files;
   bool core_zero;
@@ -91,6 +92,7 @@ enum confine_option {
   COPT_STDIN = 512,
   COPT_FD,
   COPT_INPUT_WAIT,
+  COPT_TTY_STOP,
   COPT_LIMIT,
   COPT_SANDBOX_WRITE,
   COPT_SANDBOX_READ,
@@ -107,6 +109,7 @@ enum confine_option {
   {"stdin", required_argument, NULL, COPT_STDIN},                          \
   {"fd", required_argument, NULL, COPT_FD},                                \
   {"input-wait-timeout", required_argument, NULL, COPT_INPUT_WAIT},        \
+  {"tty-stop-timeout", required_argument, NULL, COPT_TTY_STOP},            \
   {"limit", required_argument, NULL, COPT_LIMIT},                          \
   {"sandbox-write", required_argument, NULL, COPT_SANDBOX_WRITE},          \
   {"sandbox-read", required_argument, NULL, COPT_SANDBOX_READ},            \

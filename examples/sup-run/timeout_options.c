@@ -108,6 +108,8 @@ static void print_timeout_help(void)
 "                   'none': every byte)\n"
 "      --input-wait-timeout=DURATION  also end COMMAND (status 124) once it\n"
 "                   has waited DURATION for input nobody gives it\n"
+"      --tty-stop-timeout=DURATION  also end COMMAND (status 124) once it has\n"
+"                   been stopped DURATION on the terminal (SIGTTIN/SIGTTOU)\n"
 "      --stdin=MODE  COMMAND's stdin: 'inherit' (default), 'null' or 'fd:N'\n"
 "      --fd=CHILD=HOST  COMMAND's descriptor CHILD (>= 3) is HOST (repeatable)\n"
 "      --limit=KEY=VALUE[,...]  memory=SIZE, cpu=SECONDS, processes=N,\n"
@@ -298,6 +300,7 @@ void parse_timeout_options(int argc, char **argv, struct options *o)
     case COPT_STDIN:
     case COPT_FD:
     case COPT_INPUT_WAIT:
+    case COPT_TTY_STOP:
     case COPT_LIMIT:
     case COPT_SANDBOX_WRITE:
     case COPT_SANDBOX_READ:

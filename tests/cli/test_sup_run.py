@@ -1373,6 +1373,68 @@ class InputWait(TempDirTest):
         self.assertIn(b"--input-wait-timeout: invalid duration 'soon'", r.stderr)
 
 
+class TtyStop(TempDirTest):
+    """--tty-stop-timeout: a command stopped on sup-run's terminal, which it
+    opened itself without the foreground, is ended; a reader of its stdin
+    is not."""
+
+    def run_on_pty(self, args, stdin=subprocess.DEVNULL, timeout=20):
+        # sup-run leads a session of its own with a terminal as its
+        # controlling one, but its stdin is not that terminal: the command
+        # cannot be given the foreground.
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+
+        def controlling_terminal():
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+        start = time.monotonic()
+        p = subprocess.Popen([SUP_RUN, *args], stdin=stdin, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=controlling_terminal, pass_fds=(slave,))
+        os.close(slave)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        return p.returncode, out, err, time.monotonic() - start
+
+    def test_a_dev_tty_reader_exits_124_with_a_summary(self):
+        status, _, err, elapsed = self.run_on_pty(
+            ["--stdin=null", "--tty-stop-timeout=200ms", "--json", self.path("r.json"),
+             "--", "sh", "-c", "read x < /dev/tty"])
+        self.assertEqual(status, 124, err)
+        self.assertGreaterEqual(elapsed, 0.2)
+        self.assertLess(elapsed, 10)
+        self.assertIn(b"sup-run: tty stop timeout: stopped on the terminal, waiting for input, "
+                      b"for 200ms; sent SIGTERM", err)
+        result = self.read_json("r.json")
+        self.assertEqual((result["outcome"], result["phase"]), ("idle_timeout", "input"))
+        self.assertIs(result["waiting_for_input"], True)
+
+    def test_a_stdin_reader_runs_on(self):
+        reader, writer = os.pipe()
+        self.addCleanup(os.close, reader)
+
+        def feed_late():
+            time.sleep(0.8)
+            os.write(writer, b"late\n")
+            os.close(writer)
+
+        threading.Thread(target=feed_late).start()
+        status, out, err, elapsed = self.run_on_pty(
+            ["--tty-stop-timeout=100ms", "--", "sh", "-c", "read x; echo got:$x"], stdin=reader)
+        self.assertEqual((status, out), (0, b"got:late\n"), err)
+        self.assertGreaterEqual(elapsed, 0.8)
+
+    def test_bad_value(self):
+        r = run("--tty-stop-timeout=soon", "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(b"--tty-stop-timeout: invalid duration 'soon'", r.stderr)
+
+
 class MaxOutputNone(TempDirTest):
     def test_none_keeps_every_byte(self):
         # A later --max-output wins: "none" after 1K keeps all 8 KiB.
@@ -1529,6 +1591,7 @@ class NewOptionsHelp(unittest.TestCase):
     def test_help_names_them(self):
         text = run("--help").stdout.decode()
         for needle in ("--stdin=MODE", "'fd:N'", "--fd=CHILD=HOST", "--input-wait-timeout=DURATION",
+                       "--tty-stop-timeout=DURATION",
                        "'none'", "--limit=KEY=VALUE", "memory=SIZE", "cpu=SECONDS", "processes=N",
                        "file=SIZE", "open-files=N", "core=0", "--sandbox-write=DIR",
                        "--sandbox-read=DIR", "--no-network", "--sandbox-tmp", "--sandbox-strict",

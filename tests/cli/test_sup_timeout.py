@@ -525,6 +525,7 @@ class SupOnlyOptions(unittest.TestCase):
         self.assertEqual((sup.status, sup.out), (0, b"40\n"))
         for args, needle in ((["--limit=cpu=x"], b"--limit"), (["--fd=1=1"], b"--fd"),
                              (["--input-wait-timeout=x"], b"--input-wait-timeout"),
+                             (["--tty-stop-timeout=x"], b"--tty-stop-timeout"),
                              (["--sandbox-write=/no/such/dir"], b"--sandbox-write")):
             with self.subTest(args=args):
                 sup = run(SUP_TIMEOUT, [*args, "10", "true"])
@@ -533,7 +534,7 @@ class SupOnlyOptions(unittest.TestCase):
 
     def test_help_names_them(self):
         out = run(SUP_TIMEOUT, ["--help"]).out
-        for needle in (b"--input-wait-timeout", b"--stdin", b"--fd", b"--limit", b"--sandbox-write",
+        for needle in (b"--input-wait-timeout", b"--tty-stop-timeout", b"--stdin", b"--fd", b"--limit", b"--sandbox-write",
                        b"--no-network", b"--user", b"--group", b"--require-sentinel", b"'none'"):
             self.assertIn(needle, out)
 

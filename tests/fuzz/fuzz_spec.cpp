@@ -87,6 +87,7 @@ void check_spec(const sup::Spec& spec, const char* json) {
   CHECK(spec.idle_timeout_ms >= 0 && spec.idle_timeout_ms <= kMaxDurationMs);
   CHECK(spec.max_runtime_ms >= 0 && spec.max_runtime_ms <= kMaxDurationMs);
   CHECK(spec.input_wait_timeout_ms >= 0 && spec.input_wait_timeout_ms <= kMaxDurationMs);
+  CHECK(spec.tty_stop_timeout_ms >= 0 && spec.tty_stop_timeout_ms <= kMaxDurationMs);
   CHECK(spec.grace_ms >= 0 && spec.grace_ms <= kMaxDurationMs);
   CHECK(spec.max_output_bytes <= kMaxBytes || spec.max_output_bytes == sup::kKeepAllOutput);
   CHECK(spec.backpressure_bytes <= kMaxBytes);

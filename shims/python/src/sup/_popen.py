@@ -201,7 +201,15 @@ class Popen(Generic[AnyStr]):
     in a group of its own, not the foreground) and would stop forever on
     SIGTTIN/SIGTTOU: unless ``input_wait_timeout`` is given (``math.inf``:
     leave it stopped), sup ends it once stopped 0.2 s (returncode -15,
-    ``result.phase`` "input") and warns (RuntimeWarning). With ``pty``, ``stdin=PIPE``
+    ``result.phase`` "input") and warns (RuntimeWarning). Any other child
+    (``stdin=PIPE``, ``DEVNULL``, a file, ``input``) of a host whose session
+    has a controlling terminal may open it itself (``/dev/tty``: sudo, ssh)
+    and stop the same way: unless ``tty_stop_timeout`` or
+    ``input_wait_timeout`` is given (``math.inf``: leave it stopped), sup
+    ends it once its main process has been stopped so 0.2 s, and warns; a
+    child waiting on its stdin pipe is never ended by this.
+    ``tty_stop_timeout``: seconds the main process may stay stopped by
+    SIGTTIN/SIGTTOU before sup ends it (as ``input_wait_timeout`` does). With ``pty``, ``stdin=PIPE``
     types into the terminal and ``stdout=PIPE`` reads it; ``stderr`` goes
     to the terminal too (None or STDOUT).
 
@@ -268,9 +276,10 @@ class Popen(Generic[AnyStr]):
         input_wait_timeout: Optional[float] = None,
         limits: Union[_spec.Limits, Mapping[str, Any], None] = None,
         sandbox: Union[_spec.Sandbox, Mapping[str, Any], None] = None,
+        tty_stop_timeout: Optional[float] = None,
     ) -> None:
         self._h: Optional[_lib.Handle] = None  # first, for __del__ on a failed spawn
-        self._terminal_guard = False
+        self._terminal_guard: Optional[str] = None
         self._result: Optional[Result] = None
         self._sources: Dict[int, Source] = {}
         self._lock = threading.RLock()  # re-entrant: abort() from a signal handler
@@ -315,10 +324,14 @@ class Popen(Generic[AnyStr]):
         # A child that cannot have the host's terminal ends at once on
         # stopping on it instead of stopping forever (see terminal_stop_guard).
         self._terminal_guard = _spec.terminal_stop_guard(
-            stdin, input, pty, tty_foreground, input_wait_timeout
+            stdin, input, pty, tty_foreground, input_wait_timeout, tty_stop_timeout
         )
-        if self._terminal_guard:
+        if self._terminal_guard == _spec.GUARD_STDIN_TERMINAL:
             input_wait_timeout = _spec.TERMINAL_STOP_WAIT
+        elif self._terminal_guard == _spec.GUARD_OPENED_TERMINAL:
+            # Only a stop on the terminal: a reader waiting on its stdin
+            # pipe runs on, as subprocess code may leave it on purpose.
+            tty_stop_timeout = _spec.TERMINAL_STOP_WAIT
         spec = _spec.build(
             argv,
             idle_timeout=idle_timeout,
@@ -342,6 +355,7 @@ class Popen(Generic[AnyStr]):
             require_sentinel=require_sentinel,
             tty_foreground=tty_foreground,
             input_wait_timeout=input_wait_timeout,
+            tty_stop_timeout=tty_stop_timeout,
             fds=fds,
             # subprocess's child keeps what the host ignores but PIPE and
             # XFSZ (restore_signals=True); sup's starts with every signal at
@@ -423,13 +437,23 @@ class Popen(Generic[AnyStr]):
             if check(h.api.poll(h.ptr, 0), "sup_poll") != 1:
                 return None
             r = self._result = from_handle(h, self.args, self.pid)
-        if self._terminal_guard and r.phase == "input":
+        if self._terminal_guard == _spec.GUARD_STDIN_TERMINAL and r.phase == "input":
             warnings.warn(
                 f"sup: the child (pid {self.pid}) stopped on the host's terminal, which it "
                 "reads or configures from a process group of its own without the "
                 "terminal's foreground, and was ended instead of stopping forever "
                 "(Popen(tty_foreground=True) hands it the terminal; "
                 "input_wait_timeout=math.inf lets it stay stopped)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        elif self._terminal_guard == _spec.GUARD_OPENED_TERMINAL and r.phase == "input":
+            warnings.warn(
+                f"sup: the child (pid {self.pid}) stopped on the host's terminal, which it "
+                "opened itself (/dev/tty, as a password prompt does) from a process group "
+                "of its own without the terminal's foreground, and was ended instead of "
+                "stopping forever (stdin=None with tty_foreground=True hands it the "
+                "terminal; tty_stop_timeout=math.inf lets it stay stopped)",
                 RuntimeWarning,
                 stacklevel=3,
             )

@@ -103,13 +103,43 @@ def host_tty_foreground() -> bool:
 #: on it (SIGTTIN/SIGTTOU) before sup ends it: see terminal_stop_guard.
 TERMINAL_STOP_WAIT = 0.2
 
+#: terminal_stop_guard's answers: the child's stdin is the host's terminal
+#: (guarded by input_wait_timeout), or another file while the host's session
+#: has a terminal the child may open itself (guarded by tty_stop_timeout).
+GUARD_STDIN_TERMINAL = "stdin"
+GUARD_OPENED_TERMINAL = "opened"
+
+
+def host_has_terminal() -> bool:
+    """True when the host's session has a controlling terminal (tty_nr in
+    /proc/self/stat): a child in a group of its own may open it (/dev/tty)
+    and be stopped on it."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        return int(stat.rsplit(b")", 1)[1].split()[4]) != 0
+    except (OSError, ValueError, IndexError):
+        return False
+
 
 def terminal_stop_guard(
-    stdin: object, input: object, pty: object, tty_foreground: object, input_wait_timeout: object
-) -> bool:
-    """True when the child's stdin is the host's controlling terminal but
-    the child will not be its foreground (a Popen, a background host, or
-    tty_foreground=False), and the caller set no input_wait_timeout.
+    stdin: object, input: object, pty: object, tty_foreground: object, input_wait_timeout: object,
+    tty_stop_timeout: object = None,
+) -> Optional[str]:
+    """GUARD_STDIN_TERMINAL when the child's stdin is the host's controlling
+    terminal but the child will not be its foreground (a Popen, a
+    background host, or tty_foreground=False); else GUARD_OPENED_TERMINAL
+    when the host's session has a controlling terminal that the child does
+    not get; None when the caller set input_wait_timeout or
+    tty_stop_timeout itself, with pty, or when there is no terminal to stop
+    on.
+
+    GUARD_OPENED_TERMINAL: a child whose stdin is a pipe, /dev/null or a
+    file may still open /dev/tty itself (a password prompt: sudo, ssh);
+    from its group, not the foreground, that stops it as a background job,
+    forever. sup then ends it once its main process has been stopped so
+    (tty_stop_timeout, which never counts a reader waiting on its stdin,
+    as subprocess code may leave one on purpose).
 
     Such a child runs in a process group of its own: reading the terminal
     (or setting its modes) stops it with SIGTTIN/SIGTTOU, and nothing ever
@@ -119,29 +149,32 @@ def terminal_stop_guard(
     input-wait watch, which counts such a stop as waiting at once; a reader
     asleep on the terminal cannot occur in a background group.
     """
-    if input_wait_timeout is not None or input is not None or pty is not False:
-        return False
-    if stdin is None or stdin is INHERIT:
+    if input_wait_timeout is not None or tty_stop_timeout is not None or pty is not False:
+        return None
+    fd = -1
+    if input is not None:
+        pass  # the library feeds it: a pipe
+    elif stdin is None or stdin is INHERIT:
         fd = 0
         if tty_foreground is True and host_tty_foreground():
-            return False  # it gets the terminal (build asks the library)
+            return None  # it gets the terminal (build asks the library)
     elif isinstance(stdin, int) and not isinstance(stdin, bool) and stdin >= 0:
         fd = stdin  # subprocess's PIPE/DEVNULL/STDOUT are negative
     elif callable(getattr(stdin, "fileno", None)) and not isinstance(stdin, (OutputReader, TextOutputReader)):
         try:
             n: object = getattr(stdin, "fileno")()
         except (OSError, ValueError):
-            return False  # build reports it
+            return None  # build reports it
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            return False
+            return None
         fd = n
-    else:
-        return False
     try:
         # tcgetpgrp fails (ENOTTY) unless fd is the controlling terminal.
-        return os.isatty(fd) and os.tcgetpgrp(fd) > 0
+        if fd >= 0 and os.isatty(fd) and os.tcgetpgrp(fd) > 0:
+            return GUARD_STDIN_TERMINAL
     except OSError:
-        return False
+        pass
+    return GUARD_OPENED_TERMINAL if host_has_terminal() else None
 
 
 _ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\"}
@@ -389,6 +422,7 @@ def build(
     require_sentinel: bool = False,
     tty_foreground: bool = False,
     input_wait_timeout: Optional[float] = None,
+    tty_stop_timeout: Optional[float] = None,
     fds: Optional[Mapping[int, int]] = None,
     keep_ignored_signals: bool = False,
     user: object = None,
@@ -486,6 +520,7 @@ def build(
         (b"max_runtime_ms", seconds_ms(max_runtime, "max_runtime", False)),
         (b"grace_ms", seconds_ms(grace, "grace", True)),
         (b"input_wait_timeout_ms", seconds_ms(input_wait_timeout, "input_wait_timeout", False)),
+        (b"tty_stop_timeout_ms", seconds_ms(tty_stop_timeout, "tty_stop_timeout", False)),
     ):
         if ms is not None:
             parts.append(b'"%s":%d' % (spec_key, ms))
