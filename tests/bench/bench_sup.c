@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sched.h>
 
 #include "bench_util.h"
 
@@ -360,6 +361,297 @@ static void row_spawn(const struct opts *o) {
   finish_row("baseline", &raw, "sup", &sup, NULL);
 }
 
+/* Prints a row that could not be measured here, with why. */
+static void print_skipped(const char *row, const char *why) {
+  note("%s: skipped: %s", row, why);
+  cJSON *skip = cJSON_CreateObject();
+  cJSON_AddStringToObject(skip, "row", row);
+  cJSON_AddStringToObject(skip, "skipped", why);
+  char *line = cJSON_PrintUnformatted(skip);
+  if (line == NULL) die("out of memory");
+  printf("%s\n", line);
+  fflush(stdout);
+  cJSON_free(line);
+  cJSON_Delete(skip);
+}
+
+/* ---- cgroup mode against a raw loop doing the same cgroup work --------- */
+
+/* clone3 as sup's launch.cpp calls it, with the child on a stack of its own
+ * (CLONE_VM | CLONE_VFORK, as posix_spawn): the child returns from the
+ * system call on that stack, so it must not return from this function; it
+ * calls fn(arg) and exits. glibc 2.36 exports no clone3 wrapper. */
+#if defined(__x86_64__)
+#define BENCH_HAVE_CLONE3 1
+long bench_clone3(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
+__asm__(
+    "  .text\n"
+    "  .p2align 4\n"
+    "  .type bench_clone3, @function\n"
+    "bench_clone3:\n"
+    "  .cfi_startproc\n"
+    "  mov %rdx, %r8\n"
+    "  mov %rcx, %r9\n"
+    "  mov $435, %eax\n"
+    "  syscall\n"
+    "  test %rax, %rax\n"
+    "  jz 1f\n"
+    "  ret\n"
+    "1:\n"
+    "  .cfi_undefined rip\n"
+    "  xor %ebp, %ebp\n"
+    "  mov %r9, %rdi\n"
+    "  call *%r8\n"
+    "  mov %eax, %edi\n"
+    "  mov $60, %eax\n"
+    "  syscall\n"
+    "  hlt\n"
+    "  .cfi_endproc\n"
+    "  .size bench_clone3, .-bench_clone3\n");
+#endif
+
+enum { CG_CLONE3, CG_PROCS };
+enum { CG_STACK = 64 * 1024 };
+
+/* The floor's cgroups: c<N> in a directory of its own beside sup's host
+ * directory, in the same parent. */
+typedef struct {
+  char dir[PATH_MAX];
+  unsigned long next;
+  int how;       /* CG_CLONE3, or CG_PROCS where clone3 was refused */
+  char *stack;   /* CG_STACK bytes for clone3's child, reused, as sup's */
+} raw_cgroup;
+
+typedef struct {
+  int null_fd, out, err, procs; /* procs: cgroup.procs to join, or -1 */
+  const sigset_t *mask;
+} cg_child_args;
+
+/* The child of the floor: what raw_confined_true's child does (handled
+ * signals to default, stdio, own group, the host's mask back), and first,
+ * where clone3 could not start it in its cgroup, moving itself there as
+ * sup's child does (writing "0" to cgroup.procs). */
+static int cg_child(void *arg) {
+  const cg_child_args *a = arg;
+  if (a->procs >= 0 && syscall(SYS_write, a->procs, "0", 1) != 1) return 126;
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction sa;
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
+    if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+    sa.sa_handler = SIG_DFL;
+    sa.sa_flags = 0;
+    sigaction(sig, &sa, NULL);
+  }
+  if (dup2(a->null_fd, 0) < 0 || dup2(a->out, 1) < 0 || dup2(a->err, 2) < 0) return 126;
+  setpgid(0, 0);
+  sigprocmask(SIG_SETMASK, a->mask, NULL);
+  char *argv[] = {(char *)TRUE_PATH, NULL};
+  execve(TRUE_PATH, argv, environ);
+  return 127;
+}
+
+/* Waits (POLLPRI on cgroup.events, as sup's wait_event) until the cgroup
+ * of dir_fd has no process left. */
+static void cg_wait_empty(int dir_fd) {
+  int ev = openat(dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+  if (ev < 0) die("open cgroup.events: %s", strerror(errno));
+  for (;;) {
+    char buf[256];
+    ssize_t n = pread(ev, buf, sizeof buf - 1, 0);
+    if (n < 0) die("read cgroup.events: %s", strerror(errno));
+    buf[n] = '\0';
+    if (strstr(buf, "populated 0") != NULL) break;
+    struct pollfd pf = {ev, POLLPRI, 0};
+    poll(&pf, 1, 10);
+  }
+  close(ev);
+}
+
+/* One spawn and reap of /bin/true in a cgroup of its own, by hand: mkdir,
+ * clone3(CLONE_INTO_CGROUP) (or vfork + cgroup.procs), pipes read to EOF,
+ * waitid on the pidfd, cgroup.kill for whatever the child left, rmdir
+ * (waiting for the cgroup to empty if the kernel says it is busy). */
+static void raw_cgroup_true(raw_cgroup *g) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/c%lu", g->dir, g->next++);
+  if (mkdir(path, 0755) != 0) die("mkdir %s: %s", path, strerror(errno));
+  int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) die("open %s: %s", path, strerror(errno));
+  int kill_fd = openat(dir, "cgroup.kill", O_WRONLY | O_CLOEXEC);
+  if (kill_fd < 0) die("open %s/cgroup.kill: %s", path, strerror(errno));
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) die("pipe2: %s", strerror(errno));
+  sigset_t all, old;
+  sigfillset(&all);
+  cg_child_args a = {dev_null(), out[1], err[1], -1, &old};
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = -1;
+  int pidfd = -1;
+#ifdef BENCH_HAVE_CLONE3
+  if (g->how == CG_CLONE3) {
+    struct clone_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_INTO_CGROUP;
+    ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+    ca.exit_signal = SIGCHLD;
+    ca.stack = (uint64_t)(uintptr_t)g->stack;
+    ca.stack_size = CG_STACK;
+    ca.cgroup = (uint64_t)dir;
+    long rc = bench_clone3(&ca, sizeof ca, cg_child, &a);
+    if (rc < 0) {
+      pthread_sigmask(SIG_SETMASK, &old, NULL);
+      die("clone3 into %s: %s", path, strerror((int)-rc));
+    }
+    pid = (pid_t)rc;
+  }
+#endif
+  if (g->how == CG_PROCS) {
+    a.procs = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (a.procs < 0) die("open %s/cgroup.procs: %s", path, strerror(errno));
+    pid = vfork();
+    if (pid == 0) _exit(cg_child(&a));
+    close(a.procs);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) die("clone: %s", strerror(errno));
+  close(out[1]);
+  close(err[1]);
+  raw_child c = {pid, out[0], err[0]};
+  int st = raw_finish(&c, pidfd);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("raw cgroup true: status %#x", st);
+  if (write(kill_fd, "1", 1) != 1) die("write %s/cgroup.kill: %s", path, strerror(errno));
+  close(kill_fd);
+  while (rmdir(path) != 0) {
+    if (errno != EBUSY) die("rmdir %s: %s", path, strerror(errno));
+    cg_wait_empty(dir);
+  }
+  close(dir);
+}
+
+static void raw_cgroup_side(const void *arg) { raw_cgroup_true((raw_cgroup *)arg); }
+
+/* The directory (absolute) of the cgroup v2 hierarchy's first mount, and
+ * the root of it that this mount shows, as sup's host_cgroup_dir reads
+ * them from /proc/self/mountinfo. */
+static int cgroup2_mount(char *point, size_t cap, char *root, size_t root_cap) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL) return -1;
+  char line[4096];
+  int found = -1;
+  while (fgets(line, sizeof line, f)) {
+    char *dash = strstr(line, " - ");
+    if (dash == NULL || strncmp(dash + 3, "cgroup2 ", 8) != 0) continue;
+    char r[PATH_MAX], p[PATH_MAX];
+    if (sscanf(line, "%*s %*s %*s %4095s %4095s", r, p) != 2) continue;
+    snprintf(point, cap, "%s", p);
+    snprintf(root, root_cap, "%s", r);
+    found = 0;
+    break;
+  }
+  fclose(f);
+  return found;
+}
+
+/* The parent directory sup makes its cgroups in: a child's cgroup is
+ * <parent>/sup-<pid>-<start>/c<N>, so its /proc/self/cgroup, read by a child
+ * sup started in cgroup mode, names it two levels up. */
+static int sup_cgroup_parent(const char *contained_cat, char *parent, size_t cap) {
+  sup_proc *p = sup_start(contained_cat);
+  sup_finish(p);
+  size_t len = 0;
+  const char *out = sup_result_output(p, SUP_STDOUT, &len);
+  char text[4096];
+  snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text - 1 ? len : sizeof text - 1),
+           out ? out : "");
+  sup_release(p);
+  char *rel = strstr(text, "0::");
+  if (rel == NULL) return -1;
+  rel += 3;
+  rel[strcspn(rel, "\n")] = '\0';
+  for (int up = 0; up < 2; up++) {
+    char *slash = strrchr(rel, '/');
+    if (slash == NULL) return -1;
+    *slash = '\0';
+  }
+  char point[PATH_MAX], root[PATH_MAX];
+  if (cgroup2_mount(point, sizeof point, root, sizeof root) != 0) return -1;
+  size_t rl = strlen(root);
+  if (strcmp(root, "/") != 0 && strncmp(rel, root, rl) == 0) rel += rl;
+  snprintf(parent, cap, "%s%s", point, rel);
+  return 0;
+}
+
+/* Per spawn in cgroup mode against the floor above, in alternating
+ * batches; the parent is the one sup uses. Called by row_spawn_cgroup once
+ * it has seen cgroup mode work. */
+static void row_spawn_cgroup_raw(const struct opts *o, const char *contained) {
+  const char *cat = "{\"argv\": [\"/bin/cat\", \"/proc/self/cgroup\"], \"contain\": \"cgroup\"}";
+  raw_cgroup g;
+  memset(&g, 0, sizeof g);
+  char parent[PATH_MAX];
+  if (sup_cgroup_parent(cat, parent, sizeof parent) != 0) {
+    print_skipped("spawn_cgroup_raw", "cannot tell sup's cgroup parent from a contained child's /proc/self/cgroup");
+    return;
+  }
+  if ((size_t)snprintf(g.dir, sizeof g.dir, "%s/sup-bench-raw-%d", parent, (int)getpid()) >= sizeof g.dir)
+    die("spawn_cgroup_raw: path too long");
+  if (mkdir(g.dir, 0755) != 0) die("spawn_cgroup_raw: mkdir %s: %s", g.dir, strerror(errno));
+  g.stack = mmap(NULL, CG_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (g.stack == MAP_FAILED) die("mmap: %s", strerror(errno));
+  const char *how = "vfork + the child writing cgroup.procs (no clone3 stub for this architecture)";
+  g.how = CG_PROCS;
+#ifdef BENCH_HAVE_CLONE3
+  /* One clone3 into a cgroup decides the path for the whole row: where the
+   * kernel refuses it (ENOSYS, E2BIG: no CLONE_INTO_CGROUP), the fallback,
+   * as sup's own. */
+  {
+    char probe[PATH_MAX];
+    snprintf(probe, sizeof probe, "%s/probe", g.dir);
+    if (mkdir(probe, 0755) != 0) die("mkdir %s: %s", probe, strerror(errno));
+    int dir = open(probe, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct clone_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.flags = CLONE_INTO_CGROUP;
+    ca.exit_signal = SIGCHLD;
+    ca.cgroup = (uint64_t)dir;
+    long rc = syscall(SYS_clone3, &ca, sizeof ca);
+    if (rc == 0) _exit(0);
+    if (rc > 0) {
+      raw_wait((pid_t)rc);
+      g.how = CG_CLONE3;
+      how = "clone3(CLONE_INTO_CGROUP)";
+    } else {
+      how = errno == ENOSYS || errno == E2BIG
+                ? "vfork + the child writing cgroup.procs (clone3 into a cgroup refused)"
+                : "vfork + the child writing cgroup.procs";
+      if (errno != ENOSYS && errno != E2BIG) die("clone3 probe: %s", strerror(errno));
+    }
+    close(dir);
+    while (rmdir(probe) != 0 && errno == EBUSY) usleep(1000);
+  }
+#endif
+  samples raw = {0}, sup = {0};
+  int rounds = o->quick ? 2 : 300, batch = 10;
+  note("spawn_cgroup_raw: %d x %d per side, the floor's cgroups in %s, %s", rounds, batch, g.dir, how);
+  alternate_batches(5, rounds, batch, (bench_side){raw_cgroup_side, &g, &raw},
+                    (bench_side){sup_true_side, contained, &sup});
+  if (rmdir(g.dir) != 0) die("rmdir %s: %s", g.dir, strerror(errno));
+  munmap(g.stack, CG_STACK);
+  cJSON *head = cJSON_CreateObject();
+  cJSON_AddStringToObject(head, "row", "spawn_cgroup_raw");
+  cJSON_AddStringToObject(head, "unit", "us");
+  cJSON_AddNumberToObject(head, "batch", batch);
+  cJSON_AddStringToObject(head, "how", how);
+  cJSON_AddStringToObject(head, "parent", parent);
+  char *text = cJSON_PrintUnformatted(head);
+  cJSON_Delete(head);
+  if (text == NULL) die("out of memory");
+  text[strlen(text) - 1] = ','; /* finish_row adds the samples and the '}' */
+  fputs(text, stdout);
+  cJSON_free(text);
+  finish_row("baseline", &raw, "sup", &sup, NULL);
+}
+
 /* Per spawn in cgroup mode against group mode: sup_spawn + sup_poll +
  * sup_release of /bin/true with "contain": "cgroup" and without, in
  * alternating batches. Cgroup mode adds the child's cgroup (mkdir, clone3
@@ -399,27 +691,14 @@ static void row_spawn_cgroup(const struct opts *o) {
   alternate_batches(5, rounds, batch, (bench_side){sup_true_side, group, &grp},
                     (bench_side){sup_true_side, contained, &cg});
   cJSON_free(group);
-  cJSON_free(contained);
   printf("{\"row\":\"spawn_cgroup\",\"unit\":\"us\",\"batch\":%d,", batch);
   finish_row("baseline", &grp, "sup", &cg, NULL);
+  row_spawn_cgroup_raw(o, contained);
+  cJSON_free(contained);
 }
 
 /* ---- confinement: sup's limits, sandbox and user against the same set up
  * by hand ---------------------------------------------------------------- */
-
-/* Prints a row that could not be measured here, with why. */
-static void print_skipped(const char *row, const char *why) {
-  note("%s: skipped: %s", row, why);
-  cJSON *skip = cJSON_CreateObject();
-  cJSON_AddStringToObject(skip, "row", row);
-  cJSON_AddStringToObject(skip, "skipped", why);
-  char *line = cJSON_PrintUnformatted(skip);
-  if (line == NULL) die("out of memory");
-  printf("%s\n", line);
-  fflush(stdout);
-  cJSON_free(line);
-  cJSON_Delete(skip);
-}
 
 enum confine_kind { CONFINE_LIMITS, CONFINE_SANDBOX, CONFINE_SANDBOX_NONET, CONFINE_USER };
 
