@@ -829,6 +829,18 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
       sa.sa_flags = 0;
       sigaction(sig, &sa, NULL);
     }
+    if (kind == CONFINE_LIMITS) {
+      /* sup starts SIGXCPU and SIGXFSZ at their default whenever
+       * cpu_seconds or file_bytes is set, even where the host ignores them
+       * (an ignored SIGXFSZ would leave the child's write failing with
+       * EFBIG and the child going on, past its limit): a floor that skipped
+       * them would do less than the limits need. */
+      struct sigaction dfl;
+      memset(&dfl, 0, sizeof dfl);
+      dfl.sa_handler = SIG_DFL;
+      sigaction(SIGXCPU, &dfl, NULL);
+      sigaction(SIGXFSZ, &dfl, NULL);
+    }
     if (dup2(null_fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(126);
     setpgid(0, 0);
     switch (kind) {
