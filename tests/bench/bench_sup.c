@@ -473,7 +473,8 @@ static void cg_wait_empty(int dir_fd) {
  * (waiting for the cgroup to empty if the kernel says it is busy). */
 static void raw_cgroup_true(raw_cgroup *g) {
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/c%lu", g->dir, g->next++);
+  if ((size_t)snprintf(path, sizeof path, "%s/c%lu", g->dir, g->next++) >= sizeof path)
+    die("spawn_cgroup_raw: path too long");
   if (mkdir(path, 0755) != 0) die("mkdir %s: %s", path, strerror(errno));
   int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) die("open %s: %s", path, strerror(errno));
@@ -606,7 +607,8 @@ static void row_spawn_cgroup_raw(const struct opts *o, const char *contained) {
    * as sup's own. */
   {
     char probe[PATH_MAX];
-    snprintf(probe, sizeof probe, "%s/probe", g.dir);
+    if ((size_t)snprintf(probe, sizeof probe, "%s/probe", g.dir) >= sizeof probe)
+      die("spawn_cgroup_raw: path too long");
     if (mkdir(probe, 0755) != 0) die("mkdir %s: %s", probe, strerror(errno));
     int dir = open(probe, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct clone_args ca;
