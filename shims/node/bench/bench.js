@@ -2,8 +2,9 @@
 //   spawn + wait of /bin/true, output captured: p50 and p99
 //   1 GiB read through stdout: spawn to the last byte
 //   threads added by 200 concurrent runs
-// Usage: node bench.js [--quick] [--out FILE]; SUP_NODE_PACKAGE names the
-// package (default: ..).
+// Usage: node bench.js [--quick] [--out FILE] [--json FILE]; SUP_NODE_PACKAGE
+// names the package (default: ..). --json writes the figures for
+// tests/bench/run, which puts them in RESULTS.md's table.
 'use strict';
 const cp = require('node:child_process');
 const fs = require('node:fs');
@@ -14,6 +15,8 @@ const sup = require(process.env.SUP_NODE_PACKAGE || path.join(__dirname, '..'));
 const quick = process.argv.includes('--quick');
 const outIdx = process.argv.indexOf('--out');
 const out = outIdx > 0 ? process.argv[outIdx + 1] : null;
+const jsonIdx = process.argv.indexOf('--json');
+const jsonOut = jsonIdx > 0 ? process.argv[jsonIdx + 1] : null;
 const SPAWNS = quick ? 200 : 2000;
 const STREAM_RUNS = quick ? 2 : 5;
 const STREAM_BYTES = (quick ? 256 : 1024) << 20;
@@ -151,5 +154,19 @@ async function main() {
   const text = lines.join('\n');
   process.stdout.write(text + '\n');
   if (out) fs.writeFileSync(out, text + '\n');
+  if (jsonOut) {
+    const lat = (xs) => ({ n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) });
+    const figures = {
+      node: process.version,
+      sup: sup.version,
+      commit,
+      quick,
+      load: [load0, load1],
+      spawn: { unit: 'ms', batch: 10, child_process: lat(sp.a), sup: lat(sp.b) },
+      stream: { unit: 'ms', bytes: STREAM_BYTES, runs: STREAM_RUNS, child_process: lat(st.a), sup: lat(st.b) },
+      threads: { runs: 200, child_process: th.a, sup: th.b },
+    };
+    fs.writeFileSync(jsonOut, JSON.stringify(figures) + '\n');
+  }
 }
 main().catch((e) => { console.error(e); process.exit(1); });
