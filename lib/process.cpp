@@ -465,7 +465,7 @@ void Process::abandon() noexcept {
   exit_watch_.forget();
   stdin_watch_.forget();
   // The parent's cgroup is the parent's to end and remove.
-  if (cgroup_) cgroup_->disown();
+  containment_.disown();
   out_.poll.forget();
   err_.poll.forget();
   out_.tee_watch.forget();

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "capture.hpp"
-#include "cgroup.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
+#include "containment.hpp"
 #include "deadlines.hpp"
 #include "escalation_state.hpp"
 #include "engine.hpp"
@@ -66,7 +66,8 @@ enum RequestBit : unsigned {
 };
 
 // The final result. Written once by the loop thread under mu_, then immutable.
-struct Result {
+// Its containment keys are the part's (containment.hpp).
+struct Result : ContainOutcome {
   int outcome = 0;
   std::optional<int> exit_code;
   std::optional<int> term_signal;
@@ -76,14 +77,6 @@ struct Result {
   std::vector<SignalSent> signals_sent;
   struct rusage usage {};
   int phase = 0;  // enum sup_phase
-  // Containment (contain.cpp): enum sup_contain; in cgroup mode, what the
-  // end found and did; the reason an "auto" spec ran in group mode; a
-  // cgroup directory that could not be removed.
-  int contained = SUP_CONTAIN_GROUP;
-  std::optional<int64_t> leftovers_ended;
-  std::optional<TreeCpu> tree_cpu;
-  std::optional<std::string> contain_fallback;
-  std::optional<std::string> cgroup_left;
   // Asked for (input_watch.cpp): whether it was waiting for input at its
   // end; nullopt where sup could not see, or nobody asked.
   std::optional<bool> waiting_for_input;
@@ -258,15 +251,17 @@ class Process {
   // Before the spawn, while nothing else can see the process.
   void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
   // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
-  // where possible), or why "auto" fell back to group mode (contain.cpp).
-  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
-  bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
+  // where possible), or why "auto" fell back to group mode (containment.hpp).
+  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
+    containment_.set(std::move(cgroup), std::move(fallback));
+  }
+  bool in_cgroup() const noexcept { return containment_.in_cgroup(); }
   // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
   void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
   // At the clone, before the loop or a caller can see the process: what
   // the sentinel covers of this child should the host die ("host_death").
-  void set_host_death(HostDeath how) noexcept { host_death_ = how; }
-  HostDeath host_death() const noexcept { return host_death_; }
+  void set_host_death(HostDeath how) noexcept { containment_.set_host_death(how); }
+  HostDeath host_death() const noexcept { return containment_.host_death(); }
   // Spawner (or caller's) thread, right after the clone, before anything
   // else sees the process: "auto" ran the child in group mode after all,
   // the kernel having refused it its cgroup (contain.cpp).
@@ -497,25 +492,17 @@ class Process {
   void hand_back_terminal();
 
   // contain.cpp (cgroup mode; each does nothing in group mode)
-  // The main process has ended: what is left of its tree is counted (unless
-  // it was killed already, with the main process) and killed, and waited
-  // for, briefly. Once.
-  void end_tree_after_exit() noexcept;
-  // At the main process's exit: end_tree_after_exit, unless an interrupt's
-  // grace is running: the tree has the rest of it (a setsid'd server exits
-  // cleanly), and is ended when its pipes close or the grace is over.
+  // At the main process's exit: the tree's end (Containment::end_tree),
+  // unless an interrupt's grace is running: the tree has the rest of it (a
+  // setsid'd server exits cleanly), and is ended when its pipes close or the
+  // grace is over.
   void tree_after_exit() noexcept;
   // signal_tree for the loop's own signals: a SIGKILL once the main process
-  // has exited ends the tree as end_tree_after_exit does (counted first).
+  // has exited ends the tree as Containment::end_tree does (counted first).
   void signal_tree_on_loop(int sig) noexcept;
-  // sig (then then_sig, if not 0) to every process of the tree that
-  // kill(-pid_) did not reach (all but the main process and, when
-  // group_signalled, its group); SIGKILL as cgroup.kill, to all.
-  // Async-signal-safe. Returns how many processes it reached.
+  // Containment::signal for the tree of pid_: what kill(-pid_) did not
+  // reach. Async-signal-safe. Returns how many processes it reached.
   int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;
-  // Into the result: the end of the tree, its CPU, the cgroup removed.
-  void close_tree(Result& r) noexcept;
-  void append_contain_json(std::string& out) const;
 
   // result.cpp
   void maybe_finish();
@@ -653,13 +640,9 @@ class Process {
   bool input_closed_ = false;
   int last_input_byte_ = -1;
   std::optional<std::string> kept_[2];
-  // Containment, set before the spawn (set_containment).
-  std::unique_ptr<ChildCgroup> cgroup_;
-  std::string contain_fallback_;
-  HostDeath host_death_ = HostDeath::main_process;
-  // Under work_mu_: end_tree_after_exit has run, and what it counted.
-  bool tree_ended_ = false;
-  int64_t leftovers_ = 0;
+  // The group or the cgroup, host_death, the tree's end (containment.hpp):
+  // set before the spawn, the end under work_mu_.
+  Containment containment_;
   // Set before the spawn, then read-only but for remove_tmp at release.
   std::unique_ptr<Confinement> confine_;
   // Under mu_: where the kept bytes went in result_json_, if they moved.

@@ -258,7 +258,7 @@ void Process::after_leader_exit() {
   if (out_done) close_pipe(out_);
   if (err_done) close_pipe(err_);
   Nanos now = now_ns();
-  if (escalation_.kill_sent() || status_lost_ || tree_ended_) {
+  if (escalation_.kill_sent() || status_lost_ || containment_.tree_ended()) {
     // With the leader reaped elsewhere the group can no longer be signaled
     // safely: wait for the pipes as briefly as after a SIGKILL.
     escalation_.give_up_pipes_soon(now);

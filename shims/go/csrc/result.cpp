@@ -82,10 +82,10 @@ void Process::publish_final() {
   r.duration = now - called_at_;
   r.signals_sent = escalation_.take_signals();
   r.usage = leader_usage_;
-  // Before close_tree removes the cgroup, whose event counts say it.
-  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
+  // Before the close removes the cgroup, whose event counts say it.
+  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, containment_.cgroup());
   r.foreground = foreground_;
-  close_tree(r);
+  containment_.close(pid_, r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
   // 8-9 us of the time from exit to result. sup_release waits for it.
@@ -96,7 +96,7 @@ void Process::reap() noexcept {
   if (reaped_.load(std::memory_order_relaxed)) return;
   // Group mode: the sentinel forgets the group while the zombie still
   // holds its id.
-  if (!cgroup_) engine_.sentinel().forget_group(pid_);
+  if (!containment_.in_cgroup()) engine_.sentinel().forget_group(pid_);
   if (!status_lost_) {
     siginfo_t reaped{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
@@ -268,7 +268,7 @@ void Process::build_result_json() {
     append_json_string(rest, r.foreground.refused);
   else
     rest += "null";
-  append_contain_json(rest);
+  containment_.append_json(rest, r);
   rest += ", \"confined\": ";
   rest += confine_ ? confine_->json() : std::string("null");
   rest += ", \"limit\": ";
