@@ -268,7 +268,7 @@ class Process {
   void fall_back_to_group(std::string why) noexcept;
   // Before the spawn, and the child's last-moment refusal before launched():
   // "tty_foreground" as it went.
-  void set_foreground(ForegroundGrant grant) noexcept { foreground_ = grant; }
+  void set_foreground(ForegroundGrant grant) noexcept { host_terminal_.set_grant(grant); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_; }
@@ -489,7 +489,6 @@ class Process {
   // group may be signaled; leave_caller_window() in every case.
   bool enter_caller_window() noexcept;
   void leave_caller_window() noexcept;
-  void hand_back_terminal();
 
   // contain.cpp (cgroup mode; each does nothing in group mode)
   // At the main process's exit: the tree's end (Containment::end_tree),
@@ -576,9 +575,6 @@ class Process {
   UniqueFd stdin_fd_;
   UvHandle<uv_poll_t> stdin_watch_;
   size_t stdin_written_ = 0;
-  UniqueFd tty_fd_;
-  pid_t host_pgrp_ = 0;
-  ForegroundGrant foreground_;
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
@@ -655,6 +651,9 @@ class Process {
   // (caller_kill_at_, interrupt_latch_): they are read and written by API
   // threads, async-signal-safe, and adopted into it under work_mu_.
   EscalationState escalation_;
+  // "tty_foreground": the host's terminal lent to the child and handed back
+  // (foreground.hpp); set before the spawn, then under work_mu_.
+  HostTerminal host_terminal_;
   // Whether the child waits for input (input_wait.hpp, its own locking).
   InputWait input_wait_;
 };

@@ -1,5 +1,7 @@
 // The parts of a child's supervision, tested from the inside without a
-// child: containment (lib/containment.hpp) in group mode.
+// child: containment (lib/containment.hpp) in group mode, the host's
+// terminal lent to a child (lib/foreground.hpp).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -7,6 +9,8 @@
 #include <string>
 
 #include "containment.hpp"
+#include "foreground.hpp"
+#include "unique_fd.hpp"
 
 namespace {
 
@@ -79,6 +83,36 @@ TEST(Containment, TheResultKeysAsJson) {
             ", \"contained\": \"cgroup\", \"leftovers_ended\": 2, \"tree_cpu\": {\"user_ms\": 1.500, \"sys_ms\": 0.250}, "
             "\"contain_fallback\": \"a \\\"quoted\\\" reason\", \"cgroup_left\": \"/sys/fs/cgroup/x\", "
             "\"host_death\": \"tree\"");
+}
+
+TEST(HostTerminal, NothingLentNothingHandedBack) {
+  sup::HostTerminal t;
+  EXPECT_FALSE(t.grant().asked);
+  t.lend(sup::UniqueFd(), 0);
+  EXPECT_FALSE(t.lent());
+  t.hand_back(getpgrp());
+  EXPECT_FALSE(t.lent());
+}
+
+TEST(HostTerminal, TheGrantAsItWent) {
+  sup::HostTerminal t;
+  t.set_grant(sup::ForegroundGrant{true, sup::kLeftForeground});
+  EXPECT_TRUE(t.grant().asked);
+  EXPECT_STREQ(t.grant().refused, sup::kLeftForeground);
+}
+
+TEST(HostTerminal, HandedBackOnceAndClosed) {
+  // Not a terminal: nobody's foreground, so nothing is given back, and the
+  // descriptor is closed all the same.
+  const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  sup::HostTerminal t;
+  t.lend(sup::UniqueFd(fd), getpgrp());
+  EXPECT_TRUE(t.lent());
+  t.hand_back(getpgrp());
+  EXPECT_FALSE(t.lent());
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1);
+  EXPECT_EQ(errno, EBADF);
 }
 
 }  // namespace

@@ -53,8 +53,7 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
   stdin_fd_ = std::move(stdin_fd);
-  tty_fd_ = std::move(tty_fd);
-  host_pgrp_ = host_pgrp;
+  host_terminal_.lend(std::move(tty_fd), host_pgrp);
   std::lock_guard<std::mutex> lock(mu_);
   pidfd_ = std::move(pidfd);
 }
@@ -209,7 +208,7 @@ void Process::sync_watches() {
 bool Process::can_drive() const noexcept {
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
-  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !tty_fd_.valid() &&
+  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !host_terminal_.lent() &&
          backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !released();
 }
 

@@ -116,7 +116,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // stamp output it reads late and could find the first-output deadline
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
-  if (stdin_fd_.valid() || tty_fd_.valid() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
+  if (stdin_fd_.valid() || host_terminal_.lent() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
       requests_.load(std::memory_order_acquire) != 0)
     return now;
   const Nanos deadline = next_deadline();

@@ -56,7 +56,7 @@ void Process::publish_final() {
   // now, while the unreaped leader still pins the group id.
   if (!status_lost_ && !escalation_.kill_sent()) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
-  hand_back_terminal();
+  host_terminal_.hand_back(pid_);
   lifecycle_ = Lifecycle::final;
 
   Result r;
@@ -84,7 +84,7 @@ void Process::publish_final() {
   r.usage = leader_usage_;
   // Before the close removes the cgroup, whose event counts say it.
   if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, containment_.cgroup());
-  r.foreground = foreground_;
+  r.foreground = host_terminal_.grant();
   containment_.close(pid_, r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
@@ -149,7 +149,7 @@ bool Process::finish_from_caller() {
   // the main process still running: the loop's.
   // A tee (the loop's to write), too.
   // So does a pipe its reader reads itself (the loop watches it again).
-  if (tty_fd_.valid() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
+  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are
