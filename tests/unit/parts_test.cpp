@@ -1,15 +1,21 @@
 // The parts of a child's supervision, tested from the inside without a
 // child: containment (lib/containment.hpp) in group mode, the host's
-// terminal lent to a child (lib/foreground.hpp).
+// terminal lent to a child (lib/foreground.hpp), the child's stdin as sup
+// holds it (lib/child_input.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
+#include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
+#include "terminal.hpp"
 #include "unique_fd.hpp"
 
 namespace {
@@ -113,6 +119,150 @@ TEST(HostTerminal, HandedBackOnceAndClosed) {
   EXPECT_FALSE(t.lent());
   EXPECT_EQ(fcntl(fd, F_GETFD), -1);
   EXPECT_EQ(errno, EBADF);
+}
+
+struct Pipe {
+  sup::UniqueFd read_end, write_end;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+    read_end.reset(fds[0]);
+    write_end.reset(fds[1]);
+  }
+};
+
+std::string read_all(int fd) {
+  std::string got;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  return got;
+}
+
+TEST(ChildInput, NoHostEndWithoutPipeOrTerminal) {
+  sup::ChildInput in(false, false, "");
+  size_t written = 7;
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  bool ended = true;
+  EXPECT_EQ(in.close_host_end(false, ended), SUP_EBADF);
+  EXPECT_FALSE(ended);
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ENOTSUP);
+  EXPECT_FALSE(in.feeding());
+}
+
+TEST(ChildInput, APipesEndWritesClosesAndEndsOnce) {
+  Pipe p;
+  const int end = p.write_end.get();
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  EXPECT_EQ(in.fd(), end);
+  size_t written = 0;
+  ASSERT_EQ(in.write("hello", 5, &written, false), 0);
+  EXPECT_EQ(written, 5u);
+  EXPECT_EQ(in.write("late", 4, &written, /*final=*/true), SUP_EPIPE);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ENOTSUP);
+  bool ended = false;
+  EXPECT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_FALSE(ended);
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  EXPECT_EQ(read_all(p.read_end.get()), "hello");
+  EXPECT_EQ(read(p.read_end.get(), &written, 1), 0);  // EOF: the end closed
+}
+
+TEST(ChildInput, AGoneReaderIsEpipeWithoutSigpipe) {
+  Pipe p;
+  p.read_end.reset();
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  size_t written = 0;
+  // SIGPIPE's default action would end this test's process.
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+}
+
+TEST(ChildInput, AFullPipeIsEagain) {
+  Pipe p;
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  const std::string chunk(1 << 16, 'x');
+  size_t written = 0;
+  int rc = 0;
+  for (int i = 0; i < 64 && rc == 0; ++i) rc = in.write(chunk.data(), chunk.size(), &written, false);
+  EXPECT_EQ(rc, SUP_EAGAIN);
+  EXPECT_EQ(written, 0u);
+}
+
+TEST(ChildInput, TheFeedWritesWhatThePipeTakesThenIsOver) {
+  // More than a pipe holds: the feed stops at EAGAIN and goes on when
+  // drained, as the loop's writability watch would call it.
+  std::string data(300 * 1024, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 26);
+  Pipe p;
+  sup::ChildInput in(false, false, data);
+  in.feed_from(std::move(p.write_end));
+  ASSERT_TRUE(in.feeding());
+  std::string got;
+  int rounds = 0;
+  while (!in.feed()) {
+    got += read_all(p.read_end.get());
+    ASSERT_LT(++rounds, 1000);
+  }
+  EXPECT_GT(rounds, 0);
+  in.end_feed();
+  EXPECT_FALSE(in.feeding());
+  got += read_all(p.read_end.get());
+  EXPECT_EQ(got, data);
+}
+
+TEST(ChildInput, TheFeedIsOverWhenTheChildsStdinIsGone) {
+  Pipe p;
+  p.read_end.reset();
+  sup::ChildInput in(false, false, "unwanted");
+  in.feed_from(std::move(p.write_end));
+  // The loop thread, which feeds, blocks every signal; here SIGPIPE's
+  // default action would end the test's process.
+  auto previous = signal(SIGPIPE, SIG_IGN);
+  EXPECT_TRUE(in.feed());
+  signal(SIGPIPE, previous);
+  in.end_feed();
+  EXPECT_FALSE(in.feeding());
+}
+
+TEST(ChildInput, ATerminalsEndOfInputEndsTheLineFirst) {
+  sup::Terminal t = sup::open_terminal(24, 80);
+  const int slave = t.slave.get();
+  sup::ChildInput in(true, true, "");
+  in.set_host_end(std::move(t.master));
+  ASSERT_EQ(in.resize(40, 100, false), 0);
+  winsize size{};
+  ASSERT_EQ(ioctl(slave, TIOCGWINSZ, &size), 0);
+  EXPECT_EQ(size.ws_row, 40);
+  EXPECT_EQ(size.ws_col, 100);
+  size_t written = 0;
+  ASSERT_EQ(in.write("abc", 3, &written, false), 0);
+  EXPECT_EQ(written, 3u);
+  bool ended = false;
+  ASSERT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_TRUE(ended);
+  // The master stays open, but takes no more input.
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  // Canonical mode: the first VEOF sends the unfinished line, the second
+  // is the end of input (a read of 0).
+  char buf[16];
+  EXPECT_EQ(read(slave, buf, sizeof buf), 3);
+  EXPECT_EQ(std::string(buf, 3), "abc");
+  EXPECT_EQ(read(slave, buf, sizeof buf), 0);
+  in.release();
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ESRCH);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "capture.hpp"
+#include "child_input.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
 #include "containment.hpp"
@@ -237,7 +238,8 @@ class Process {
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
-  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp).
+  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp,
+  // child_input.hpp).
   int input_write(const char* buf, size_t len, size_t* written);
   int input_wait(int timeout_ms);
   int input_fd();
@@ -249,7 +251,7 @@ class Process {
   // sup_pty_resize (input.cpp).
   int pty_resize(int rows, int cols);
   // Before the spawn, while nothing else can see the process.
-  void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
+  void set_input(UniqueFd fd) noexcept { input_.set_host_end(std::move(fd)); }
   // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
   // where possible), or why "auto" fell back to group mode (containment.hpp).
   void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
@@ -390,9 +392,10 @@ class Process {
   // drained at full speed, read or not.
   void lift_backpressure();
   bool any_held_back() const noexcept;
+  // "stdin": "data": the feed (ChildInput) and its watch.
   void feed_stdin();
   void on_stdin_writable();
-  void close_stdin();
+  void close_stdin() noexcept { input_.end_feed(); }
   void signal_ready(OutputPipe& pipe);  // under mu_
   // A byte was read (by the loop or a reader, under work_mu_): the idle
   // clock restarts, and the first one turns the first-output limit into
@@ -539,11 +542,6 @@ class Process {
   // instead of one read, and the loop and the reader stop trading a wake-up
   // (and two epoll_ctl) for every read.
   uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
-  // The host writes the child's input: "stdin": "pipe", or "pty".
-  const bool stdin_pipe_;
-  // "pty": input_fd_ is the terminal's master.
-  const bool terminal_;
-  std::string stdin_data_;
 
   // When sup_spawn was called (the constructor's argument), immutable.
   const Nanos called_at_;
@@ -572,9 +570,6 @@ class Process {
   // both pipes at most.
   UniqueFd retired_[3];
   UvHandle<uv_poll_t> exit_watch_;
-  UniqueFd stdin_fd_;
-  UvHandle<uv_poll_t> stdin_watch_;
-  size_t stdin_written_ = 0;
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
@@ -626,15 +621,6 @@ class Process {
   Result result_;
   UniqueFd event_fd_;
   std::optional<std::string> result_json_;
-  // "stdin": "pipe": the write end, owned by API threads until input_close
-  // or the handle's end; writes and close hold input_mu_.
-  std::mutex input_mu_;
-  UniqueFd input_fd_;
-  // "pty": sup_input_close wrote the end of input (VEOF) but keeps the
-  // master open, since closing it would hang the child up; and the last
-  // byte written, which says whether a line is unfinished (-1: none).
-  bool input_closed_ = false;
-  int last_input_byte_ = -1;
   std::optional<std::string> kept_[2];
   // The group or the cgroup, host_death, the tree's end (containment.hpp):
   // set before the spawn, the end under work_mu_.
@@ -656,6 +642,10 @@ class Process {
   HostTerminal host_terminal_;
   // Whether the child waits for input (input_wait.hpp, its own locking).
   InputWait input_wait_;
+  // The child's stdin where sup holds the other end: the host's writes
+  // (their own lock) and the loop's feed of "stdin": "data"
+  // (child_input.hpp).
+  ChildInput input_;
 };
 
 }  // namespace sup
