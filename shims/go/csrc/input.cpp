@@ -12,7 +12,7 @@ namespace sup {
 
 int Process::input_write(const char* buf, size_t len, size_t* written) {
   size_t n = 0;
-  const int rc = input_.write(buf, len, &n, is_final());
+  int rc = input_.write(buf, len, &n, is_final());
   if (written != nullptr) *written = n;
   // A reader given input is being fed, not waiting (input_wait.cpp).
   if (n > 0) input_wait_.note_input();
@@ -54,7 +54,7 @@ int Process::input_fd() { return input_.fd(); }
 
 int Process::input_close() {
   bool ended = false;
-  const int rc = input_.close_host_end(is_final(), ended);
+  int rc = input_.close_host_end(is_final(), ended);
   // Its reader has its end of input: not a wait any more.
   if (ended) input_wait_.note_input();
   return rc;
