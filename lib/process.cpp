@@ -416,8 +416,8 @@ std::string_view Process::kept_output(int stream) {
 const std::string& Process::result_json() {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
-  if (!result_json_) build_result_json();
-  return *result_json_;
+  if (!result_.has_text()) build_result_json();
+  return result_.text();
 }
 
 void Process::release() {

@@ -1,11 +1,13 @@
 // The parts of a child's supervision, tested from the inside without a
 // child: containment (lib/containment.hpp) in group mode, the host's
 // terminal lent to a child (lib/foreground.hpp), the child's stdin as sup
-// holds it (lib/child_input.hpp).
+// holds it (lib/child_input.hpp), the result's decision and text
+// (lib/result_builder.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
+#include "result_builder.hpp"
 #include "terminal.hpp"
 #include "unique_fd.hpp"
 
@@ -263,6 +266,92 @@ TEST(ChildInput, ATerminalsEndOfInputEndsTheLineFirst) {
   EXPECT_EQ(read(slave, buf, sizeof buf), 0);
   in.release();
   EXPECT_EQ(in.resize(24, 80, false), SUP_ESRCH);
+}
+
+siginfo_t exited(int code) {
+  siginfo_t s{};
+  s.si_code = CLD_EXITED;
+  s.si_status = code;
+  return s;
+}
+
+siginfo_t killed_by(int sig) {
+  siginfo_t s{};
+  s.si_code = CLD_KILLED;
+  s.si_status = sig;
+  return s;
+}
+
+TEST(ResultBuilder, AnEndNobodyCausedIsTheChildsOwn) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::none, sup::TimeoutKind::idle, exited(3), false);
+  EXPECT_EQ(r.outcome, SUP_OUTCOME_EXITED);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.term_signal);
+  EXPECT_EQ(r.phase, 0);
+  sup::Result s;
+  sup::ResultBuilder::decide(s, sup::Cause::none, sup::TimeoutKind::idle, killed_by(SIGSEGV), false);
+  EXPECT_EQ(s.outcome, SUP_OUTCOME_SIGNALED);
+  EXPECT_FALSE(s.exit_code);
+  EXPECT_EQ(s.term_signal, SIGSEGV);
+}
+
+TEST(ResultBuilder, TheCauseDecidesWhateverTheStatus) {
+  const struct {
+    sup::Cause cause;
+    sup::TimeoutKind kind;
+    int outcome;
+    int phase;
+  } cases[] = {
+      {sup::Cause::aborted, sup::TimeoutKind::idle, SUP_OUTCOME_ABORTED, 0},
+      {sup::Cause::interrupted, sup::TimeoutKind::idle, SUP_OUTCOME_INTERRUPTED, 0},
+      {sup::Cause::timed_out, sup::TimeoutKind::max_runtime, SUP_OUTCOME_MAX_RUNTIME, 0},
+      {sup::Cause::timed_out, sup::TimeoutKind::idle, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_IDLE},
+      {sup::Cause::timed_out, sup::TimeoutKind::first_output, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_FIRST_OUTPUT},
+      {sup::Cause::timed_out, sup::TimeoutKind::input, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_INPUT},
+  };
+  for (const auto& c : cases) {
+    sup::Result r;
+    sup::ResultBuilder::decide(r, c.cause, c.kind, exited(0), false);
+    EXPECT_EQ(r.outcome, c.outcome) << static_cast<int>(c.cause);
+    EXPECT_EQ(r.phase, c.phase) << static_cast<int>(c.kind);
+    EXPECT_EQ(r.exit_code, 0);
+  }
+}
+
+TEST(ResultBuilder, ALostStatusHasNeitherCodeNorSignal) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::none, sup::TimeoutKind::idle, siginfo_t{}, true);
+  EXPECT_TRUE(r.status_lost);
+  EXPECT_FALSE(r.exit_code);
+  EXPECT_FALSE(r.term_signal);
+}
+
+TEST(ResultBuilder, TheTextAroundTheStreams) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::timed_out, sup::TimeoutKind::first_output, killed_by(SIGTERM), false);
+  r.forced_kill = true;
+  r.duration = 1'500'000;
+  r.signals_sent = {{SIGTERM, 2'000'000}};
+  r.foreground = sup::ForegroundGrant{true, "no"};
+  r.limit = "memory";
+  sup::ResultBuilder b;
+  b.set(std::move(r));
+  EXPECT_EQ(b.head(42),
+            "{\"outcome\": \"idle_timeout\", \"phase\": \"first_output\", \"exit_code\": null, "
+            "\"term_signal\": \"SIGTERM\", \"status_lost\": false, \"forced_kill\": true, \"pid\": 42, "
+            "\"duration_ms\": 1.500, \"stdout\": ");
+  sup::Containment c;
+  std::string contain;
+  c.append_json(contain, b.record());
+  EXPECT_EQ(b.rest(c, "null"),
+            ", \"signals_sent\": [{\"signal\": \"SIGTERM\", \"at_ms\": 2.000}], \"rusage\": {\"user_ms\": 0.000, "
+            "\"sys_ms\": 0.000, \"max_rss_kb\": 0}, \"waiting_for_input\": null, \"tty_foreground\": false, "
+            "\"tty_refused\": \"no\"" +
+                contain + ", \"confined\": null, \"limit\": \"memory\"}");
+  EXPECT_FALSE(b.has_text());
+  b.set_text("{}");
+  EXPECT_EQ(b.text(), "{}");
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "input_wait.hpp"
 #include "foreground.hpp"
 #include "json_text.hpp"
+#include "result_builder.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
@@ -64,27 +65,6 @@ enum RequestBit : unsigned {
   kRearm = 16,
   kReader = 32,
   kExpire = 64
-};
-
-// The final result. Written once by the loop thread under mu_, then immutable.
-// Its containment keys are the part's (containment.hpp).
-struct Result : ContainOutcome {
-  int outcome = 0;
-  std::optional<int> exit_code;
-  std::optional<int> term_signal;
-  bool status_lost = false;
-  bool forced_kill = false;
-  Nanos duration = 0;
-  std::vector<SignalSent> signals_sent;
-  struct rusage usage {};
-  int phase = 0;  // enum sup_phase
-  // Asked for (input_watch.cpp): whether it was waiting for input at its
-  // end; nullopt where sup could not see, or nobody asked.
-  std::optional<bool> waiting_for_input;
-  // The limit that ended the child (Confinement::limit_hit), or nullptr.
-  const char* limit = nullptr;
-  // "tty_foreground" (foreground.hpp).
-  ForegroundGrant foreground;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -273,7 +253,7 @@ class Process {
   void set_foreground(ForegroundGrant grant) noexcept { host_terminal_.set_grant(grant); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
-  const Result& result() const noexcept { return result_; }
+  const Result& result() const noexcept { return result_.record(); }
   const std::string& result_json();
   // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
   void flatten_kept();
@@ -520,10 +500,10 @@ class Process {
   // on the caller's thread when the loop has not come to it yet.
   void reap() noexcept;
   void publish(Result&& result);
-  int decide_outcome() const noexcept;
-  // Into result_json_, moving large kept bytes into it (result.cpp).
+  // The result's text (ResultBuilder), moving large kept bytes into it
+  // (result.cpp).
   void build_result_json();
-  // Kept bytes that moved into result_json_ are rebuilt from it, for a
+  // Kept bytes that moved into the result's text are rebuilt from it, for a
   // reader that asks for them after all. May throw std::bad_alloc.
   void bring_back_kept(OutputPipe& pipe);
 
@@ -618,16 +598,17 @@ class Process {
   int waiters_ = 0;  // threads in wait_output; output appends notify only then
   OutputPipe out_;
   OutputPipe err_;
-  Result result_;
+  // The result as published, and its text (result_builder.hpp): written
+  // once under mu_ before published_, then immutable.
+  ResultBuilder result_;
   UniqueFd event_fd_;
-  std::optional<std::string> result_json_;
   std::optional<std::string> kept_[2];
   // The group or the cgroup, host_death, the tree's end (containment.hpp):
   // set before the spawn, the end under work_mu_.
   Containment containment_;
   // Set before the spawn, then read-only but for remove_tmp at release.
   std::unique_ptr<Confinement> confine_;
-  // Under mu_: where the kept bytes went in result_json_, if they moved.
+  // Under mu_: where the kept bytes went in the result's text, if they moved.
   KeptInText kept_in_text_[2];
   // The silence and runtime clock (deadlines.hpp), under work_mu_.
   Deadlines deadlines_;
