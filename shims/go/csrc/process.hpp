@@ -1,11 +1,14 @@
-// One supervised child. The loop thread drives it (output.cpp reads the pipes,
-// escalation.cpp arms the deadline and sends the signals, whose state is
-// the parts' in deadlines.hpp and escalation_state.hpp, result.cpp decides
-// the outcome and builds the result); API threads read its
-// shared state under mu_ or latch requests through atomics. A caller waiting
-// in sup_poll watches the exit and reads the pipes itself meanwhile, while
-// the loop stands back (drive_to_exit), and finishes the process under
-// work_mu_ when it sees the main process exit first.
+// One supervised child, composed of parts that own their state: the clock
+// (deadlines.hpp), the escalation (escalation_state.hpp), containment
+// (containment.hpp), the host's terminal (foreground.hpp), the child's stdin
+// (child_input.hpp), waiting for input (input_wait.hpp), confinement
+// (confine.hpp) and the result (result_builder.hpp). The loop thread drives
+// it (output.cpp reads the pipes, escalation.cpp arms the deadline and sends
+// the signals, result.cpp gathers the end from the parts and publishes it);
+// API threads read its shared state under mu_ or latch requests through
+// atomics. A caller waiting in sup_poll watches the exit and reads the pipes
+// itself meanwhile, while the loop stands back (drive_to_exit), and finishes
+// the process under work_mu_ when it sees the main process exit first.
 #pragma once
 
 #include <sys/resource.h>
