@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -231,7 +230,7 @@ void Process::on_leader_exit() {
 
 void Process::leader_gone() {
   lifecycle_ = Lifecycle::draining;
-  hand_back_terminal();
+  host_terminal_.hand_back(pid_);
   after_leader_exit();
 }
 
@@ -258,7 +257,7 @@ void Process::after_leader_exit() {
   if (out_done) close_pipe(out_);
   if (err_done) close_pipe(err_);
   Nanos now = now_ns();
-  if (escalation_.kill_sent() || status_lost_ || tree_ended_) {
+  if (escalation_.kill_sent() || status_lost_ || containment_.tree_ended()) {
     // With the leader reaped elsewhere the group can no longer be signaled
     // safely: wait for the pipes as briefly as after a SIGKILL.
     escalation_.give_up_pipes_soon(now);
@@ -475,13 +474,6 @@ bool Process::send_to_child(int sig, bool answer) noexcept {
       syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) == 0)
     delivered = true;
   return delivered;
-}
-
-void Process::hand_back_terminal() {
-  if (!tty_fd_.valid()) return;
-  // Our thread blocks SIGTTOU, so a background caller is not stopped here.
-  if (tcgetpgrp(tty_fd_.get()) == pid_) tcsetpgrp(tty_fd_.get(), host_pgrp_);
-  tty_fd_.reset();
 }
 
 }  // namespace sup

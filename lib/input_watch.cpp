@@ -22,7 +22,7 @@ int Process::input_wanted() {
   // From now on the loop looks too, whenever output goes quiet, so that
   // the next call has a look to compare with and the result can say.
   if (input_wait_.ask()) request(kRearm);
-  const int cgroup_dir = cgroup_ ? cgroup_->dir_fd() : -1;
+  const int cgroup_dir = containment_.cgroup_dir();
   int verdict = input_wait_.look(engine_.group_index(), pid_, cgroup_dir, output_seen(), /*blocking=*/true);
   // A reader seen for the first time: asleep now, but it may be fed the
   // next instant. Whether it stays asleep takes a second look.
@@ -60,7 +60,7 @@ void Process::look_for_input(Nanos now) {
       if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
     if (ended()) return;
     if (now_ns() + Engine::kTimerLead >= input_wait_.look_due(deadlines_.last_activity()))
-      input_wait_.look(engine_.group_index(), pid_, cgroup_ ? cgroup_->dir_fd() : -1, output_seen(), /*blocking=*/false);
+      input_wait_.look(engine_.group_index(), pid_, containment_.cgroup_dir(), output_seen(), /*blocking=*/false);
   }
   if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
 }

@@ -52,9 +52,8 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
   deadlines_.launched(started_at);
   out_.fd = std::move(out_fd);
   err_.fd = std::move(err_fd);
-  stdin_fd_ = std::move(stdin_fd);
-  tty_fd_ = std::move(tty_fd);
-  host_pgrp_ = host_pgrp;
+  input_.feed_from(std::move(stdin_fd));
+  host_terminal_.lend(std::move(tty_fd), host_pgrp);
   std::lock_guard<std::mutex> lock(mu_);
   pidfd_ = std::move(pidfd);
 }
@@ -83,7 +82,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
       stepped_back_ = true;
     else
       watch_exit_and_pipes(/*probe=*/false);
-    if (stdin_fd_.valid()) feed_stdin();
+    if (input_.feeding()) feed_stdin();
     arm_deadline();
   } catch (...) {
     end_unwatched(/*drain=*/false);
@@ -209,7 +208,7 @@ void Process::sync_watches() {
 bool Process::can_drive() const noexcept {
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
-  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !tty_fd_.valid() &&
+  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !host_terminal_.lent() &&
          backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !released();
 }
 
@@ -402,29 +401,12 @@ void Process::resume_held_back() {
 
 void Process::feed_stdin() {
   on_stdin_writable();
-  if (!stdin_fd_.valid()) return;
-  start_watch(stdin_watch_, stdin_fd_.get(), UV_WRITABLE, on_watch<&Process::on_stdin_writable>, "stdin");
+  if (!input_.feeding()) return;
+  start_watch(input_.feed_watch(), input_.feed_fd(), UV_WRITABLE, on_watch<&Process::on_stdin_writable>, "stdin");
 }
 
 void Process::on_stdin_writable() {
-  while (stdin_written_ < stdin_data_.size()) {
-    ssize_t n = write(stdin_fd_.get(), stdin_data_.data() + stdin_written_, stdin_data_.size() - stdin_written_);
-    if (n > 0) {
-      stdin_written_ += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return;
-    // EPIPE: the child closed its stdin or exited; the rest is not wanted.
-    break;
-  }
-  close_stdin();
-}
-
-void Process::close_stdin() {
-  stdin_watch_.close();
-  stdin_fd_.reset();
-  std::string().swap(stdin_data_);
+  if (input_.feed()) close_stdin();
 }
 
 }  // namespace sup

@@ -78,16 +78,15 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
       backpressure_bytes_(spec.backpressure_bytes),
-      stdin_pipe_(spec.stdin_mode == StdinMode::pipe || spec.pty),
-      terminal_(spec.pty),
-      stdin_data_(spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
                  spec.max_runtime_ms * kNanosPerMs, called_at),
       escalation_(spec.grace_ms * kNanosPerMs, spec.interrupt_signal, spec.on_timeout, called_at),
-      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs, spec.tty_stop_timeout_ms * kNanosPerMs, spec.pty) {
+      input_wait_(spec.input_wait_timeout_ms * kNanosPerMs, spec.tty_stop_timeout_ms * kNanosPerMs, spec.pty),
+      input_(spec.stdin_mode == StdinMode::pipe || spec.pty, spec.pty,
+             spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()) {
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
   // room is reserved by escalation_.
@@ -116,7 +115,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // stamp output it reads late and could find the first-output deadline
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
-  if (stdin_fd_.valid() || tty_fd_.valid() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
+  if (input_.feeding() || host_terminal_.lent() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
       requests_.load(std::memory_order_acquire) != 0)
     return now;
   const Nanos deadline = next_deadline();
@@ -417,8 +416,8 @@ std::string_view Process::kept_output(int stream) {
 const std::string& Process::result_json() {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
-  if (!result_json_) build_result_json();
-  return *result_json_;
+  if (!result_.has_text()) build_result_json();
+  return result_.text();
 }
 
 void Process::release() {
@@ -449,7 +448,7 @@ void Process::release() {
   // Calls still inside (woken above, or about to notice released_) leave
   // within microseconds; none can begin any more.
   while (pins_.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
-  input_fd_.reset();
+  input_.release();
   // The child's private "tmp" goes with its handle, on this thread: the
   // loop, which frees the process, is never held up by a large tree.
   if (confine_) confine_->remove_tmp();
@@ -463,9 +462,9 @@ void Process::abandon() noexcept {
   // The loop that owns these handles has no thread here; closing them would
   // run libuv on a dead loop.
   exit_watch_.forget();
-  stdin_watch_.forget();
+  input_.feed_watch().forget();
   // The parent's cgroup is the parent's to end and remove.
-  if (cgroup_) cgroup_->disown();
+  containment_.disown();
   out_.poll.forget();
   err_.poll.forget();
   out_.tee_watch.forget();

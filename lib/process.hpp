@@ -1,11 +1,14 @@
-// One supervised child. The loop thread drives it (output.cpp reads the pipes,
-// escalation.cpp arms the deadline and sends the signals, whose state is
-// the parts' in deadlines.hpp and escalation_state.hpp, result.cpp decides
-// the outcome and builds the result); API threads read its
-// shared state under mu_ or latch requests through atomics. A caller waiting
-// in sup_poll watches the exit and reads the pipes itself meanwhile, while
-// the loop stands back (drive_to_exit), and finishes the process under
-// work_mu_ when it sees the main process exit first.
+// One supervised child, composed of parts that own their state: the clock
+// (deadlines.hpp), the escalation (escalation_state.hpp), containment
+// (containment.hpp), the host's terminal (foreground.hpp), the child's stdin
+// (child_input.hpp), waiting for input (input_wait.hpp), confinement
+// (confine.hpp) and the result (result_builder.hpp). The loop thread drives
+// it (output.cpp reads the pipes, escalation.cpp arms the deadline and sends
+// the signals, result.cpp gathers the end from the parts and publishes it);
+// API threads read its shared state under mu_ or latch requests through
+// atomics. A caller waiting in sup_poll watches the exit and reads the pipes
+// itself meanwhile, while the loop stands back (drive_to_exit), and finishes
+// the process under work_mu_ when it sees the main process exit first.
 #pragma once
 
 #include <sys/resource.h>
@@ -22,15 +25,17 @@
 #include <vector>
 
 #include "capture.hpp"
-#include "cgroup.hpp"
+#include "child_input.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
+#include "containment.hpp"
 #include "deadlines.hpp"
 #include "escalation_state.hpp"
 #include "engine.hpp"
 #include "input_wait.hpp"
 #include "foreground.hpp"
 #include "json_text.hpp"
+#include "result_builder.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
 #include "unique_fd.hpp"
@@ -63,34 +68,6 @@ enum RequestBit : unsigned {
   kRearm = 16,
   kReader = 32,
   kExpire = 64
-};
-
-// The final result. Written once by the loop thread under mu_, then immutable.
-struct Result {
-  int outcome = 0;
-  std::optional<int> exit_code;
-  std::optional<int> term_signal;
-  bool status_lost = false;
-  bool forced_kill = false;
-  Nanos duration = 0;
-  std::vector<SignalSent> signals_sent;
-  struct rusage usage {};
-  int phase = 0;  // enum sup_phase
-  // Containment (contain.cpp): enum sup_contain; in cgroup mode, what the
-  // end found and did; the reason an "auto" spec ran in group mode; a
-  // cgroup directory that could not be removed.
-  int contained = SUP_CONTAIN_GROUP;
-  std::optional<int64_t> leftovers_ended;
-  std::optional<TreeCpu> tree_cpu;
-  std::optional<std::string> contain_fallback;
-  std::optional<std::string> cgroup_left;
-  // Asked for (input_watch.cpp): whether it was waiting for input at its
-  // end; nullopt where sup could not see, or nobody asked.
-  std::optional<bool> waiting_for_input;
-  // The limit that ended the child (Confinement::limit_hit), or nullptr.
-  const char* limit = nullptr;
-  // "tty_foreground" (foreground.hpp).
-  ForegroundGrant foreground;
 };
 
 // One of the child's output pipes, read on the loop thread.
@@ -244,7 +221,8 @@ class Process {
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
-  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp).
+  // "stdin": "pipe", or the terminal's master with "pty" (input.cpp,
+  // child_input.hpp).
   int input_write(const char* buf, size_t len, size_t* written);
   int input_wait(int timeout_ms);
   int input_fd();
@@ -256,27 +234,29 @@ class Process {
   // sup_pty_resize (input.cpp).
   int pty_resize(int rows, int cols);
   // Before the spawn, while nothing else can see the process.
-  void set_input(UniqueFd fd) noexcept { input_fd_ = std::move(fd); }
+  void set_input(UniqueFd fd) noexcept { input_.set_host_end(std::move(fd)); }
   // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
-  // where possible), or why "auto" fell back to group mode (contain.cpp).
-  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept;
-  bool in_cgroup() const noexcept { return cgroup_ != nullptr; }
+  // where possible), or why "auto" fell back to group mode (containment.hpp).
+  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
+    containment_.set(std::move(cgroup), std::move(fallback));
+  }
+  bool in_cgroup() const noexcept { return containment_.in_cgroup(); }
   // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
   void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
   // At the clone, before the loop or a caller can see the process: what
   // the sentinel covers of this child should the host die ("host_death").
-  void set_host_death(HostDeath how) noexcept { host_death_ = how; }
-  HostDeath host_death() const noexcept { return host_death_; }
+  void set_host_death(HostDeath how) noexcept { containment_.set_host_death(how); }
+  HostDeath host_death() const noexcept { return containment_.host_death(); }
   // Spawner (or caller's) thread, right after the clone, before anything
   // else sees the process: "auto" ran the child in group mode after all,
   // the kernel having refused it its cgroup (contain.cpp).
   void fall_back_to_group(std::string why) noexcept;
   // Before the spawn, and the child's last-moment refusal before launched():
   // "tty_foreground" as it went.
-  void set_foreground(ForegroundGrant grant) noexcept { foreground_ = grant; }
+  void set_foreground(ForegroundGrant grant) noexcept { host_terminal_.set_grant(grant); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
-  const Result& result() const noexcept { return result_; }
+  const Result& result() const noexcept { return result_.record(); }
   const std::string& result_json();
   // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
   void flatten_kept();
@@ -395,9 +375,10 @@ class Process {
   // drained at full speed, read or not.
   void lift_backpressure();
   bool any_held_back() const noexcept;
+  // "stdin": "data": the feed (ChildInput) and its watch.
   void feed_stdin();
   void on_stdin_writable();
-  void close_stdin();
+  void close_stdin() noexcept { input_.end_feed(); }
   void signal_ready(OutputPipe& pipe);  // under mu_
   // A byte was read (by the loop or a reader, under work_mu_): the idle
   // clock restarts, and the first one turns the first-output limit into
@@ -498,28 +479,19 @@ class Process {
   // group may be signaled; leave_caller_window() in every case.
   bool enter_caller_window() noexcept;
   void leave_caller_window() noexcept;
-  void hand_back_terminal();
 
   // contain.cpp (cgroup mode; each does nothing in group mode)
-  // The main process has ended: what is left of its tree is counted (unless
-  // it was killed already, with the main process) and killed, and waited
-  // for, briefly. Once.
-  void end_tree_after_exit() noexcept;
-  // At the main process's exit: end_tree_after_exit, unless an interrupt's
-  // grace is running: the tree has the rest of it (a setsid'd server exits
-  // cleanly), and is ended when its pipes close or the grace is over.
+  // At the main process's exit: the tree's end (Containment::end_tree),
+  // unless an interrupt's grace is running: the tree has the rest of it (a
+  // setsid'd server exits cleanly), and is ended when its pipes close or the
+  // grace is over.
   void tree_after_exit() noexcept;
   // signal_tree for the loop's own signals: a SIGKILL once the main process
-  // has exited ends the tree as end_tree_after_exit does (counted first).
+  // has exited ends the tree as Containment::end_tree does (counted first).
   void signal_tree_on_loop(int sig) noexcept;
-  // sig (then then_sig, if not 0) to every process of the tree that
-  // kill(-pid_) did not reach (all but the main process and, when
-  // group_signalled, its group); SIGKILL as cgroup.kill, to all.
-  // Async-signal-safe. Returns how many processes it reached.
+  // Containment::signal for the tree of pid_: what kill(-pid_) did not
+  // reach. Async-signal-safe. Returns how many processes it reached.
   int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;
-  // Into the result: the end of the tree, its CPU, the cgroup removed.
-  void close_tree(Result& r) noexcept;
-  void append_contain_json(std::string& out) const;
 
   // result.cpp
   void maybe_finish();
@@ -535,10 +507,10 @@ class Process {
   // on the caller's thread when the loop has not come to it yet.
   void reap() noexcept;
   void publish(Result&& result);
-  int decide_outcome() const noexcept;
-  // Into result_json_, moving large kept bytes into it (result.cpp).
+  // The result's text (ResultBuilder), moving large kept bytes into it
+  // (result.cpp).
   void build_result_json();
-  // Kept bytes that moved into result_json_ are rebuilt from it, for a
+  // Kept bytes that moved into the result's text are rebuilt from it, for a
   // reader that asks for them after all. May throw std::bad_alloc.
   void bring_back_kept(OutputPipe& pipe);
 
@@ -557,11 +529,6 @@ class Process {
   // instead of one read, and the loop and the reader stop trading a wake-up
   // (and two epoll_ctl) for every read.
   uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
-  // The host writes the child's input: "stdin": "pipe", or "pty".
-  const bool stdin_pipe_;
-  // "pty": input_fd_ is the terminal's master.
-  const bool terminal_;
-  std::string stdin_data_;
 
   // When sup_spawn was called (the constructor's argument), immutable.
   const Nanos called_at_;
@@ -590,12 +557,6 @@ class Process {
   // both pipes at most.
   UniqueFd retired_[3];
   UvHandle<uv_poll_t> exit_watch_;
-  UniqueFd stdin_fd_;
-  UvHandle<uv_poll_t> stdin_watch_;
-  size_t stdin_written_ = 0;
-  UniqueFd tty_fd_;
-  pid_t host_pgrp_ = 0;
-  ForegroundGrant foreground_;
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
@@ -644,29 +605,17 @@ class Process {
   int waiters_ = 0;  // threads in wait_output; output appends notify only then
   OutputPipe out_;
   OutputPipe err_;
-  Result result_;
+  // The result as published, and its text (result_builder.hpp): written
+  // once under mu_ before published_, then immutable.
+  ResultBuilder result_;
   UniqueFd event_fd_;
-  std::optional<std::string> result_json_;
-  // "stdin": "pipe": the write end, owned by API threads until input_close
-  // or the handle's end; writes and close hold input_mu_.
-  std::mutex input_mu_;
-  UniqueFd input_fd_;
-  // "pty": sup_input_close wrote the end of input (VEOF) but keeps the
-  // master open, since closing it would hang the child up; and the last
-  // byte written, which says whether a line is unfinished (-1: none).
-  bool input_closed_ = false;
-  int last_input_byte_ = -1;
   std::optional<std::string> kept_[2];
-  // Containment, set before the spawn (set_containment).
-  std::unique_ptr<ChildCgroup> cgroup_;
-  std::string contain_fallback_;
-  HostDeath host_death_ = HostDeath::main_process;
-  // Under work_mu_: end_tree_after_exit has run, and what it counted.
-  bool tree_ended_ = false;
-  int64_t leftovers_ = 0;
+  // The group or the cgroup, host_death, the tree's end (containment.hpp):
+  // set before the spawn, the end under work_mu_.
+  Containment containment_;
   // Set before the spawn, then read-only but for remove_tmp at release.
   std::unique_ptr<Confinement> confine_;
-  // Under mu_: where the kept bytes went in result_json_, if they moved.
+  // Under mu_: where the kept bytes went in the result's text, if they moved.
   KeptInText kept_in_text_[2];
   // The silence and runtime clock (deadlines.hpp), under work_mu_.
   Deadlines deadlines_;
@@ -676,8 +625,15 @@ class Process {
   // (caller_kill_at_, interrupt_latch_): they are read and written by API
   // threads, async-signal-safe, and adopted into it under work_mu_.
   EscalationState escalation_;
+  // "tty_foreground": the host's terminal lent to the child and handed back
+  // (foreground.hpp); set before the spawn, then under work_mu_.
+  HostTerminal host_terminal_;
   // Whether the child waits for input (input_wait.hpp, its own locking).
   InputWait input_wait_;
+  // The child's stdin where sup holds the other end: the host's writes
+  // (their own lock) and the loop's feed of "stdin": "data"
+  // (child_input.hpp).
+  ChildInput input_;
 };
 
 }  // namespace sup

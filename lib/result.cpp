@@ -13,25 +13,12 @@
 #include "engine.hpp"
 #include "json_text.hpp"
 #include "process.hpp"
-#include "signal_names.hpp"
 #include "sup.h"
 
 namespace sup {
 
 void Process::maybe_finish() {
   if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
-}
-
-int Process::decide_outcome() const noexcept {
-  switch (escalation_.cause()) {
-    case Cause::aborted: return SUP_OUTCOME_ABORTED;
-    case Cause::timed_out:
-      return escalation_.timeout_kind() == TimeoutKind::max_runtime ? SUP_OUTCOME_MAX_RUNTIME : SUP_OUTCOME_IDLE_TIMEOUT;
-    case Cause::interrupted: return SUP_OUTCOME_INTERRUPTED;
-    case Cause::none: break;
-  }
-  bool killed = leader_status_.si_code == CLD_KILLED || leader_status_.si_code == CLD_DUMPED;
-  return killed ? SUP_OUTCOME_SIGNALED : SUP_OUTCOME_EXITED;
 }
 
 void Process::finish() {
@@ -56,22 +43,12 @@ void Process::publish_final() {
   // now, while the unreaped leader still pins the group id.
   if (!status_lost_ && !escalation_.kill_sent()) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
-  hand_back_terminal();
+  host_terminal_.hand_back(pid_);
   lifecycle_ = Lifecycle::final;
 
   Result r;
-  r.outcome = decide_outcome();
-  if (status_lost_)
-    r.status_lost = true;
-  else if (leader_status_.si_code == CLD_EXITED)
-    r.exit_code = leader_status_.si_status;
-  else
-    r.term_signal = leader_status_.si_status;
+  ResultBuilder::decide(r, escalation_.cause(), escalation_.timeout_kind(), leader_status_, status_lost_);
   r.forced_kill = escalation_.forced_kill();
-  if (r.outcome == SUP_OUTCOME_IDLE_TIMEOUT)
-    r.phase = escalation_.timeout_kind() == TimeoutKind::first_output ? SUP_PHASE_FIRST_OUTPUT
-              : escalation_.timeout_kind() == TimeoutKind::input      ? SUP_PHASE_INPUT
-                                                         : SUP_PHASE_IDLE;
   order_signals_sent();
   // Whether it was waiting for input when it ended: when the first signal
   // went to it (sup's, or a caller's), else at its exit, as seen now.
@@ -82,10 +59,10 @@ void Process::publish_final() {
   r.duration = now - called_at_;
   r.signals_sent = escalation_.take_signals();
   r.usage = leader_usage_;
-  // Before close_tree removes the cgroup, whose event counts say it.
-  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, cgroup_.get());
-  r.foreground = foreground_;
-  close_tree(r);
+  // Before the close removes the cgroup, whose event counts say it.
+  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, containment_.cgroup());
+  r.foreground = host_terminal_.grant();
+  containment_.close(pid_, r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
   // 8-9 us of the time from exit to result. sup_release waits for it.
@@ -96,7 +73,7 @@ void Process::reap() noexcept {
   if (reaped_.load(std::memory_order_relaxed)) return;
   // Group mode: the sentinel forgets the group while the zombie still
   // holds its id.
-  if (!cgroup_) engine_.sentinel().forget_group(pid_);
+  if (!containment_.in_cgroup()) engine_.sentinel().forget_group(pid_);
   if (!status_lost_) {
     siginfo_t reaped{};
     syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
@@ -149,7 +126,7 @@ bool Process::finish_from_caller() {
   // the main process still running: the loop's.
   // A tee (the loop's to write), too.
   // So does a pipe its reader reads itself (the loop watches it again).
-  if (tty_fd_.valid() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
+  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
   adopt_caller_signals();
   if (!leader_exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are
@@ -175,7 +152,7 @@ bool Process::finish_from_caller() {
 void Process::publish(Result&& r) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    result_ = std::move(r);
+    result_.set(std::move(r));
     published_.store(true, std::memory_order_release);
     if (event_fd_.valid()) {
       uint64_t one = 1;
@@ -206,78 +183,14 @@ void Process::shutdown() {
 }
 
 void Process::build_result_json() {
-  const Result& r = result_;
   // Everything that allocates comes first: the small parts, and the
   // streams' measures. The text is then reserved exactly (escapes make it up
   // to six times longer than the bytes; growing by doubling left up to as
   // much again unused) and written without a reallocation, so nothing can
   // throw once a stream's bytes begin to move into it.
-  // Sized for the longest of each part, so that neither reallocates.
-  std::string head;
-  head.reserve(256);
-  head += "{\"outcome\": \"";
-  head += sup_outcome_name(r.outcome);
-  head += "\", \"phase\": ";
-  head += r.phase == SUP_PHASE_FIRST_OUTPUT ? "\"first_output\""
-          : r.phase == SUP_PHASE_IDLE       ? "\"idle\""
-          : r.phase == SUP_PHASE_INPUT      ? "\"input\""
-                                            : "null";
-  head += ", \"exit_code\": ";
-  if (r.exit_code)
-    append_decimal(head, *r.exit_code);
-  else
-    head += "null";
-  head += ", \"term_signal\": ";
-  if (r.term_signal)
-    append_json_string(head, signal_name(*r.term_signal));
-  else
-    head += "null";
-  head += ", \"status_lost\": ";
-  head += r.status_lost ? "true" : "false";
-  head += ", \"forced_kill\": ";
-  head += r.forced_kill ? "true" : "false";
-  head += ", \"pid\": ";
-  append_decimal(head, pid_);
-  head += ", \"duration_ms\": ";
-  append_ms(head, ns_to_us(r.duration));
-  head += ", \"stdout\": ";
-  const char* between = ", \"stderr\": ";
-  std::string rest;
-  rest.reserve(416 + 64 * r.signals_sent.size());
-  rest += ", \"signals_sent\": [";
-  for (size_t i = 0; i < r.signals_sent.size(); ++i) {
-    if (i > 0) rest += ", ";
-    rest += "{\"signal\": ";
-    append_json_string(rest, signal_name(r.signals_sent[i].signal));
-    rest += ", \"at_ms\": ";
-    append_ms(rest, ns_to_us(r.signals_sent[i].at));
-    rest += "}";
-  }
-  rest += "], \"rusage\": {\"user_ms\": ";
-  append_ms(rest, timeval_us(r.usage.ru_utime));
-  rest += ", \"sys_ms\": ";
-  append_ms(rest, timeval_us(r.usage.ru_stime));
-  rest += ", \"max_rss_kb\": ";
-  append_decimal(rest, r.usage.ru_maxrss);
-  rest += "}, \"waiting_for_input\": ";
-  rest += !r.waiting_for_input ? "null" : *r.waiting_for_input ? "true" : "false";
-  rest += ", \"tty_foreground\": ";
-  rest += !r.foreground.asked ? "null" : r.foreground.refused == nullptr ? "true" : "false";
-  rest += ", \"tty_refused\": ";
-  if (r.foreground.refused != nullptr)
-    append_json_string(rest, r.foreground.refused);
-  else
-    rest += "null";
-  append_contain_json(rest);
-  rest += ", \"confined\": ";
-  rest += confine_ ? confine_->json() : std::string("null");
-  rest += ", \"limit\": ";
-  if (r.limit != nullptr)
-    append_json_string(rest, r.limit);
-  else
-    rest += "null";
-  rest += "}";
-
+  const std::string head = result_.head(pid_);
+  const char* between = ResultBuilder::kBetweenStreams;
+  const std::string rest = result_.rest(containment_, confine_ ? confine_->json() : std::string("null"));
   auto tee_error = [](const OutputPipe& pipe) -> const char* {
     return pipe.tee_errno != 0 ? strerrorname_np(pipe.tee_errno) : nullptr;
   };
@@ -306,13 +219,13 @@ void Process::build_result_json() {
   j += between;
   append_stream(err_, err_json);
   j += rest;
-  result_json_ = std::move(j);
+  result_.set_text(std::move(j));
 }
 
 void Process::bring_back_kept(OutputPipe& pipe) {
   if (!pipe.capture.lent()) return;
   size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
-  pipe.capture.return_flat(kept_in_text_[at].bytes(*result_json_, pipe.capture.kept_size()));
+  pipe.capture.return_flat(kept_in_text_[at].bytes(result_.text(), pipe.capture.kept_size()));
 }
 
 }  // namespace sup

@@ -1,0 +1,357 @@
+// The parts of a child's supervision, tested from the inside without a
+// child: containment (lib/containment.hpp) in group mode, the host's
+// terminal lent to a child (lib/foreground.hpp), the child's stdin as sup
+// holds it (lib/child_input.hpp), the result's decision and text
+// (lib/result_builder.hpp).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "child_input.hpp"
+#include "containment.hpp"
+#include "foreground.hpp"
+#include "result_builder.hpp"
+#include "terminal.hpp"
+#include "unique_fd.hpp"
+
+namespace {
+
+using sup::Containment;
+using sup::ContainOutcome;
+
+TEST(Containment, GroupModeReachesNobodyBeyondTheGroup) {
+  Containment c;
+  c.set(nullptr, "");
+  EXPECT_FALSE(c.in_cgroup());
+  EXPECT_EQ(c.cgroup_dir(), -1);
+  EXPECT_EQ(c.cgroup(), nullptr);
+  // Our own pid: were anything sent, this test would have it.
+  EXPECT_EQ(c.signal(SIGUSR2, SIGCONT, getpid(), true), 0);
+  EXPECT_EQ(c.signal(SIGKILL, 0, getpid(), false), 0);
+}
+
+TEST(Containment, GroupModeEndsNoTree) {
+  Containment c;
+  c.end_tree(getpid());
+  EXPECT_FALSE(c.tree_ended());
+  ContainOutcome r;
+  c.close(getpid(), r);
+  EXPECT_EQ(r.contained, SUP_CONTAIN_GROUP);
+  EXPECT_FALSE(r.leftovers_ended);
+  EXPECT_FALSE(r.tree_cpu);
+  EXPECT_FALSE(r.contain_fallback);
+  EXPECT_FALSE(r.cgroup_left);
+}
+
+TEST(Containment, AutoInGroupModeSaysWhy) {
+  Containment c;
+  c.set(nullptr, "no cgroup2 mount");
+  ContainOutcome r;
+  c.close(getpid(), r);
+  ASSERT_TRUE(r.contain_fallback);
+  EXPECT_EQ(*r.contain_fallback, "no cgroup2 mount");
+}
+
+TEST(Containment, AFallBackAfterTheCloneReplacesTheReason) {
+  Containment c;
+  c.set(nullptr, "");
+  c.fall_back_to_group("clone3 refused CLONE_INTO_CGROUP");
+  EXPECT_FALSE(c.in_cgroup());
+  ContainOutcome r;
+  c.close(getpid(), r);
+  EXPECT_EQ(r.contained, SUP_CONTAIN_GROUP);
+  ASSERT_TRUE(r.contain_fallback);
+  EXPECT_EQ(*r.contain_fallback, "clone3 refused CLONE_INTO_CGROUP");
+}
+
+TEST(Containment, TheResultKeysAsJson) {
+  Containment c;
+  ContainOutcome r;
+  std::string out;
+  c.append_json(out, r);
+  EXPECT_EQ(out,
+            ", \"contained\": \"group\", \"leftovers_ended\": null, \"tree_cpu\": null, \"contain_fallback\": null, "
+            "\"cgroup_left\": null, \"host_death\": \"main_process\"");
+  r.contained = SUP_CONTAIN_CGROUP;
+  r.leftovers_ended = 2;
+  r.tree_cpu = sup::TreeCpu{1500, 250};
+  r.contain_fallback = "a \"quoted\" reason";
+  r.cgroup_left = "/sys/fs/cgroup/x";
+  c.set_host_death(sup::HostDeath::tree);
+  EXPECT_EQ(c.host_death(), sup::HostDeath::tree);
+  out.clear();
+  c.append_json(out, r);
+  EXPECT_EQ(out,
+            ", \"contained\": \"cgroup\", \"leftovers_ended\": 2, \"tree_cpu\": {\"user_ms\": 1.500, \"sys_ms\": 0.250}, "
+            "\"contain_fallback\": \"a \\\"quoted\\\" reason\", \"cgroup_left\": \"/sys/fs/cgroup/x\", "
+            "\"host_death\": \"tree\"");
+}
+
+TEST(HostTerminal, NothingLentNothingHandedBack) {
+  sup::HostTerminal t;
+  EXPECT_FALSE(t.grant().asked);
+  t.lend(sup::UniqueFd(), 0);
+  EXPECT_FALSE(t.lent());
+  t.hand_back(getpgrp());
+  EXPECT_FALSE(t.lent());
+}
+
+TEST(HostTerminal, TheGrantAsItWent) {
+  sup::HostTerminal t;
+  t.set_grant(sup::ForegroundGrant{true, sup::kLeftForeground});
+  EXPECT_TRUE(t.grant().asked);
+  EXPECT_STREQ(t.grant().refused, sup::kLeftForeground);
+}
+
+TEST(HostTerminal, HandedBackOnceAndClosed) {
+  // Not a terminal: nobody's foreground, so nothing is given back, and the
+  // descriptor is closed all the same.
+  const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  sup::HostTerminal t;
+  t.lend(sup::UniqueFd(fd), getpgrp());
+  EXPECT_TRUE(t.lent());
+  t.hand_back(getpgrp());
+  EXPECT_FALSE(t.lent());
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1);
+  EXPECT_EQ(errno, EBADF);
+}
+
+struct Pipe {
+  sup::UniqueFd read_end, write_end;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+    read_end.reset(fds[0]);
+    write_end.reset(fds[1]);
+  }
+};
+
+std::string read_all(int fd) {
+  std::string got;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  return got;
+}
+
+TEST(ChildInput, NoHostEndWithoutPipeOrTerminal) {
+  sup::ChildInput in(false, false, "");
+  size_t written = 7;
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  bool ended = true;
+  EXPECT_EQ(in.close_host_end(false, ended), SUP_EBADF);
+  EXPECT_FALSE(ended);
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ENOTSUP);
+  EXPECT_FALSE(in.feeding());
+}
+
+TEST(ChildInput, APipesEndWritesClosesAndEndsOnce) {
+  Pipe p;
+  const int end = p.write_end.get();
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  EXPECT_EQ(in.fd(), end);
+  size_t written = 0;
+  ASSERT_EQ(in.write("hello", 5, &written, false), 0);
+  EXPECT_EQ(written, 5u);
+  EXPECT_EQ(in.write("late", 4, &written, /*final=*/true), SUP_EPIPE);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ENOTSUP);
+  bool ended = false;
+  EXPECT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_FALSE(ended);
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  EXPECT_EQ(read_all(p.read_end.get()), "hello");
+  EXPECT_EQ(read(p.read_end.get(), &written, 1), 0);  // EOF: the end closed
+}
+
+TEST(ChildInput, AGoneReaderIsEpipeWithoutSigpipe) {
+  Pipe p;
+  p.read_end.reset();
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  size_t written = 0;
+  // SIGPIPE's default action would end this test's process.
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+}
+
+TEST(ChildInput, AFullPipeIsEagain) {
+  Pipe p;
+  sup::ChildInput in(true, false, "");
+  in.set_host_end(std::move(p.write_end));
+  const std::string chunk(1 << 16, 'x');
+  size_t written = 0;
+  int rc = 0;
+  for (int i = 0; i < 64 && rc == 0; ++i) rc = in.write(chunk.data(), chunk.size(), &written, false);
+  EXPECT_EQ(rc, SUP_EAGAIN);
+  EXPECT_EQ(written, 0u);
+}
+
+TEST(ChildInput, TheFeedWritesWhatThePipeTakesThenIsOver) {
+  // More than a pipe holds: the feed stops at EAGAIN and goes on when
+  // drained, as the loop's writability watch would call it.
+  std::string data(300 * 1024, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 26);
+  Pipe p;
+  sup::ChildInput in(false, false, data);
+  in.feed_from(std::move(p.write_end));
+  ASSERT_TRUE(in.feeding());
+  std::string got;
+  int rounds = 0;
+  while (!in.feed()) {
+    got += read_all(p.read_end.get());
+    ASSERT_LT(++rounds, 1000);
+  }
+  EXPECT_GT(rounds, 0);
+  in.end_feed();
+  EXPECT_FALSE(in.feeding());
+  got += read_all(p.read_end.get());
+  EXPECT_EQ(got, data);
+}
+
+TEST(ChildInput, TheFeedIsOverWhenTheChildsStdinIsGone) {
+  Pipe p;
+  p.read_end.reset();
+  sup::ChildInput in(false, false, "unwanted");
+  in.feed_from(std::move(p.write_end));
+  // The loop thread, which feeds, blocks every signal; here SIGPIPE's
+  // default action would end the test's process.
+  auto previous = signal(SIGPIPE, SIG_IGN);
+  EXPECT_TRUE(in.feed());
+  signal(SIGPIPE, previous);
+  in.end_feed();
+  EXPECT_FALSE(in.feeding());
+}
+
+TEST(ChildInput, ATerminalsEndOfInputEndsTheLineFirst) {
+  sup::Terminal t = sup::open_terminal(24, 80);
+  const int slave = t.slave.get();
+  sup::ChildInput in(true, true, "");
+  in.set_host_end(std::move(t.master));
+  ASSERT_EQ(in.resize(40, 100, false), 0);
+  winsize size{};
+  ASSERT_EQ(ioctl(slave, TIOCGWINSZ, &size), 0);
+  EXPECT_EQ(size.ws_row, 40);
+  EXPECT_EQ(size.ws_col, 100);
+  size_t written = 0;
+  ASSERT_EQ(in.write("abc", 3, &written, false), 0);
+  EXPECT_EQ(written, 3u);
+  bool ended = false;
+  ASSERT_EQ(in.close_host_end(false, ended), 0);
+  EXPECT_TRUE(ended);
+  // The master stays open, but takes no more input.
+  EXPECT_EQ(in.fd(), SUP_EBADF);
+  EXPECT_EQ(in.write("x", 1, &written, false), SUP_EBADF);
+  // Canonical mode: the first VEOF sends the unfinished line, the second
+  // is the end of input (a read of 0).
+  char buf[16];
+  EXPECT_EQ(read(slave, buf, sizeof buf), 3);
+  EXPECT_EQ(std::string(buf, 3), "abc");
+  EXPECT_EQ(read(slave, buf, sizeof buf), 0);
+  in.release();
+  EXPECT_EQ(in.resize(24, 80, false), SUP_ESRCH);
+}
+
+siginfo_t exited(int code) {
+  siginfo_t s{};
+  s.si_code = CLD_EXITED;
+  s.si_status = code;
+  return s;
+}
+
+siginfo_t killed_by(int sig) {
+  siginfo_t s{};
+  s.si_code = CLD_KILLED;
+  s.si_status = sig;
+  return s;
+}
+
+TEST(ResultBuilder, AnEndNobodyCausedIsTheChildsOwn) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::none, sup::TimeoutKind::idle, exited(3), false);
+  EXPECT_EQ(r.outcome, SUP_OUTCOME_EXITED);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.term_signal);
+  EXPECT_EQ(r.phase, 0);
+  sup::Result s;
+  sup::ResultBuilder::decide(s, sup::Cause::none, sup::TimeoutKind::idle, killed_by(SIGSEGV), false);
+  EXPECT_EQ(s.outcome, SUP_OUTCOME_SIGNALED);
+  EXPECT_FALSE(s.exit_code);
+  EXPECT_EQ(s.term_signal, SIGSEGV);
+}
+
+TEST(ResultBuilder, TheCauseDecidesWhateverTheStatus) {
+  const struct {
+    sup::Cause cause;
+    sup::TimeoutKind kind;
+    int outcome;
+    int phase;
+  } cases[] = {
+      {sup::Cause::aborted, sup::TimeoutKind::idle, SUP_OUTCOME_ABORTED, 0},
+      {sup::Cause::interrupted, sup::TimeoutKind::idle, SUP_OUTCOME_INTERRUPTED, 0},
+      {sup::Cause::timed_out, sup::TimeoutKind::max_runtime, SUP_OUTCOME_MAX_RUNTIME, 0},
+      {sup::Cause::timed_out, sup::TimeoutKind::idle, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_IDLE},
+      {sup::Cause::timed_out, sup::TimeoutKind::first_output, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_FIRST_OUTPUT},
+      {sup::Cause::timed_out, sup::TimeoutKind::input, SUP_OUTCOME_IDLE_TIMEOUT, SUP_PHASE_INPUT},
+  };
+  for (const auto& c : cases) {
+    sup::Result r;
+    sup::ResultBuilder::decide(r, c.cause, c.kind, exited(0), false);
+    EXPECT_EQ(r.outcome, c.outcome) << static_cast<int>(c.cause);
+    EXPECT_EQ(r.phase, c.phase) << static_cast<int>(c.kind);
+    EXPECT_EQ(r.exit_code, 0);
+  }
+}
+
+TEST(ResultBuilder, ALostStatusHasNeitherCodeNorSignal) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::none, sup::TimeoutKind::idle, siginfo_t{}, true);
+  EXPECT_TRUE(r.status_lost);
+  EXPECT_FALSE(r.exit_code);
+  EXPECT_FALSE(r.term_signal);
+}
+
+TEST(ResultBuilder, TheTextAroundTheStreams) {
+  sup::Result r;
+  sup::ResultBuilder::decide(r, sup::Cause::timed_out, sup::TimeoutKind::first_output, killed_by(SIGTERM), false);
+  r.forced_kill = true;
+  r.duration = 1'500'000;
+  r.signals_sent = {{SIGTERM, 2'000'000}};
+  r.foreground = sup::ForegroundGrant{true, "no"};
+  r.limit = "memory";
+  sup::ResultBuilder b;
+  b.set(std::move(r));
+  EXPECT_EQ(b.head(42),
+            "{\"outcome\": \"idle_timeout\", \"phase\": \"first_output\", \"exit_code\": null, "
+            "\"term_signal\": \"SIGTERM\", \"status_lost\": false, \"forced_kill\": true, \"pid\": 42, "
+            "\"duration_ms\": 1.500, \"stdout\": ");
+  sup::Containment c;
+  std::string contain;
+  c.append_json(contain, b.record());
+  EXPECT_EQ(b.rest(c, "null"),
+            ", \"signals_sent\": [{\"signal\": \"SIGTERM\", \"at_ms\": 2.000}], \"rusage\": {\"user_ms\": 0.000, "
+            "\"sys_ms\": 0.000, \"max_rss_kb\": 0}, \"waiting_for_input\": null, \"tty_foreground\": false, "
+            "\"tty_refused\": \"no\"" +
+                contain + ", \"confined\": null, \"limit\": \"memory\"}");
+  EXPECT_FALSE(b.has_text());
+  b.set_text("{}");
+  EXPECT_EQ(b.text(), "{}");
+}
+
+}  // namespace
