@@ -183,8 +183,7 @@ int spawn(const char* spec_json, sup_proc** out) {
   // the loop.
   if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));
   if (spec.pty) proc->set_input(std::move(terminal_input));
-  engine.spawn(*proc, plan, std::move(fds));
-  *out = reinterpret_cast<sup_proc*>(proc.release());
+  *out = reinterpret_cast<sup_proc*>(engine.spawn(std::move(proc), plan, std::move(fds)));
   return 0;
 }
 
@@ -364,16 +363,17 @@ SUP_API const char* sup_result(sup_proc* p) {
 SUP_API void sup_release(sup_proc* p) {
   auto* proc = reinterpret_cast<Process*>(p);
   if (proc == nullptr || !proc->valid()) return;
-  if (proc->forked_away()) {
-    proc->abandon();
-    return;
+  // Inherited through fork(), it only has memory to free (Engine::dispose).
+  if (!proc->forked_away()) {
+    try {
+      proc->release();
+    } catch (...) {
+      // release allocates nothing; only a failing mutex or condition
+      // variable could throw, and the process is then left as it is.
+      return;
+    }
   }
-  try {
-    proc->release();
-  } catch (...) {
-    // release allocates nothing (the disposal is queued through the process
-    // itself); only a failing mutex or condition variable could throw.
-  }
+  sup::Engine::dispose(*proc);
 }
 
 SUP_API int sup_fd(sup_proc* p) {

@@ -93,6 +93,12 @@ void raise_timer(int fd, Nanos when) {
 
 }  // namespace
 
+EngineLinks::EngineLinks(Process* self) {
+  DeadlineSet seed;
+  seed.emplace(0, self);
+  deadline_node = seed.extract(seed.begin());
+}
+
 struct Engine::SpawnJob {
   Process* proc;
   const LaunchPlan* plan;
@@ -350,23 +356,22 @@ void Engine::on_sentinel_gone() {
 }
 
 void Engine::enqueue(Process& proc) noexcept {
-  if (proc.queued.exchange(true)) return;
+  EngineLinks& links = proc.engine_links;
+  if (links.queued.exchange(true)) return;
   Process* head = queued_head_.load(std::memory_order_relaxed);
   do {
-    proc.next_queued = head;
+    links.next_queued = head;
   } while (!queued_head_.compare_exchange_weak(head, &proc, std::memory_order_release, std::memory_order_relaxed));
 }
 
-void Engine::wake_for(Process& proc) noexcept {
-  enqueue(proc);
-  wake();
-}
-
-void Engine::wake_for_by(Process& proc, Nanos when) noexcept {
+void Engine::wake_for(Process& proc, Nanos by) noexcept {
   // Queued first: a loop that resets the caller timer (on_caller_timer)
   // after a caller looked at it drains the queue after that.
   enqueue(proc);
-  wake_by(when);
+  if (by == 0)
+    wake();
+  else
+    wake_by(by);
 }
 
 void Engine::wake_by(Nanos when) noexcept {
@@ -411,29 +416,31 @@ void Engine::stand_down_caller_timer() noexcept {
 void Engine::drain_requests() {
   Process* p = queued_head_.exchange(nullptr, std::memory_order_acquire);
   while (p != nullptr) {
-    Process* next = p->next_queued;
+    Process* next = p->engine_links.next_queued;
     // Cleared before reading the requests: a request latched after this
     // point queues the process again.
-    p->queued.store(false);
+    p->engine_links.queued.store(false);
     p->handle_requests();
     p = next;
   }
 }
 
 void Engine::set_deadline(Process& proc, Nanos when) {
-  if (proc.deadline_at == when) return;
+  EngineLinks& links = proc.engine_links;
+  if (links.deadline_at == when) return;
   DeadlineSet::node_type node =
-      proc.deadline_at != 0 ? deadlines_.extract({proc.deadline_at, &proc}) : std::move(proc.deadline_node);
+      links.deadline_at != 0 ? deadlines_.extract({links.deadline_at, &proc}) : std::move(links.deadline_node);
   node.value().first = when;
   deadlines_.insert(std::move(node));
-  proc.deadline_at = when;
+  links.deadline_at = when;
   program_timer();
 }
 
 void Engine::clear_deadline(Process& proc) {
-  if (proc.deadline_at == 0) return;
-  proc.deadline_node = deadlines_.extract({proc.deadline_at, &proc});
-  proc.deadline_at = 0;
+  EngineLinks& links = proc.engine_links;
+  if (links.deadline_at == 0) return;
+  links.deadline_node = deadlines_.extract({links.deadline_at, &proc});
+  links.deadline_at = 0;
   program_timer();
 }
 
@@ -462,26 +469,27 @@ void Engine::on_timer() {
   while (!deadlines_.empty() && deadlines_.begin()->first <= now + kTimerLead) {
     DeadlineSet::node_type node = deadlines_.extract(deadlines_.begin());
     Process* p = node.value().second;
-    p->deadline_node = std::move(node);
-    p->deadline_at = 0;
+    p->engine_links.deadline_node = std::move(node);
+    p->engine_links.deadline_at = 0;
     *last = p;  // earliest first
-    last = &p->next_due;
+    last = &p->engine_links.next_due;
   }
   *last = nullptr;
   timer_armed_for_ = -1;  // the expiry disarmed it
   for (Process* p = due; p != nullptr;) {
-    Process* next = p->next_due;  // on_deadline may set a new deadline, not free p
-    p->next_due = nullptr;
+    Process* next = p->engine_links.next_due;  // on_deadline may set a new deadline, not free p
+    p->engine_links.next_due = nullptr;
     p->on_deadline();
     p = next;
   }
   program_timer();
 }
 
-void Engine::spawn(Process& proc, LaunchPlan& plan, SpawnFds fds) {
+Process* Engine::spawn(std::unique_ptr<Process> owned, LaunchPlan& plan, SpawnFds fds) {
+  Process& proc = *owned;
   if (sentinel_.running()) {
     spawn_here(proc, plan, std::move(fds));
-    return;
+    return owned.release();
   }
   SpawnJob job{&proc, &plan, std::move(fds), false, std::nullopt};
   std::unique_lock<std::mutex> lock(mu_);
@@ -495,6 +503,7 @@ void Engine::spawn(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   lock.lock();
   spawn_done_.wait(lock, [&] { return job.done; });
   if (job.error) throw *job.error;
+  return owned.release();
 }
 
 void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
@@ -507,7 +516,7 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   // its own group to the sentinel before it execs (a cgroup's is the
   // host's directory, which the sentinel has already).
   plan.die_with_host = false;
-  plan.sentinel_fd = proc.in_cgroup() ? -1 : sentinel_.fd();
+  plan.sentinel_fd = plan.cgroup_fd >= 0 ? -1 : sentinel_.fd();
   const unsigned sentinel_seen = sentinel_.generation();
   std::unique_ptr<ChildStack> stack;
   try {
@@ -529,31 +538,18 @@ void Engine::spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds) {
   give_back_stack(std::move(stack));
   pthread_setcancelstate(cancel_state, nullptr);
   if (plan.sentinel_fd >= 0) sentinel_.note_group(child.pid, sentinel_seen);
-  proc.set_host_death(HostDeath::tree);
-  if (!child.cgroup_refused.empty()) {
-    // "auto" in group mode after all: the child did not send its group
-    // (a cgroup child does not), so the sentinel is told here.
-    proc.fall_back_to_group(std::move(child.cgroup_refused));
-    sentinel_.watch_group(child.pid);
-  }
-  adopt(proc, child, fds);
-  const Nanos start_by = start_time(proc);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    proc.next_start = starts_;
-    starts_ = &proc;
-  }
+  // "auto" in group mode after all: the child did not send its group (a
+  // cgroup child does not), so the sentinel is told here.
+  if (!child.cgroup_refused.empty()) sentinel_.watch_group(child.pid);
+  const Nanos start_by = proc.adopt_child(child, fds, HostDeath::tree);
+  queue_start(proc);
   wake_for_start(start_by);
 }
 
-Nanos Engine::start_time(Process& proc) noexcept {
-  const Nanos now = now_ns();
-  const Nanos by = proc.loop_needed_by(now);
-  if (by <= now) {
-    proc.loop_asked.store(true, std::memory_order_release);
-    return 0;
-  }
-  return by;
+void Engine::queue_start(Process& proc) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  proc.engine_links.next_start = starts_;
+  starts_ = &proc;
 }
 
 void Engine::wake_for_start(Nanos by) noexcept {
@@ -565,20 +561,6 @@ void Engine::wake_for_start(Nanos by) noexcept {
     wake();
   else
     wake_by(by);
-}
-
-void Engine::adopt(Process& proc, Launched& child, SpawnFds& fds) {
-  // The child's ends are closed before any exit is watched, or a fast
-  // child's EOF would look like a leftover still holding the pipe.
-  fds.child_out.reset();
-  fds.child_err.reset();
-  fds.child_stdin.reset();
-  if (fds.tty.valid() && !child.took_terminal) {
-    fds.tty.reset();
-    proc.set_foreground(ForegroundGrant{true, kLeftForeground});
-  }
-  proc.launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read),
-                std::move(fds.err_read), std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
 }
 
 std::unique_ptr<ChildStack> Engine::take_stack() {
@@ -676,26 +658,25 @@ void Engine::run_spawner() {
       continue;
     }
     lock.unlock();
+    // Taken before the caller has the process back (and may release it).
+    Nanos start_by = 0;
     try {
       if (!stack) stack.emplace();
       Launched child = launch(*job->plan, *stack);
-      if (!child.cgroup_refused.empty()) job->proc->fall_back_to_group(std::move(child.cgroup_refused));
-      // Group mode: the sentinel kills the group if the host dies (a
-      // cgroup's whole host directory is killed instead).
-      if (!job->proc->in_cgroup()) sentinel_.watch_group(child.pid);
-      job->proc->set_host_death(sentinel_.coverage());
-      adopt(*job->proc, child, job->fds);
+      // Group mode (asked for, or "auto" refused its cgroup): the sentinel
+      // kills the group if the host dies (a cgroup's whole host directory
+      // is killed instead).
+      if (job->plan->cgroup_fd < 0 || !child.cgroup_refused.empty()) sentinel_.watch_group(child.pid);
+      start_by = job->proc->adopt_child(child, job->fds, sentinel_.coverage());
     } catch (const LaunchError& e) {
       job->error = e;
     } catch (const std::bad_alloc&) {
       job->error = LaunchError{-ENOMEM, "out of memory"};
     }
     bool launched = !job->error;
-    // Read before the caller has the process back (and may release it).
-    const Nanos start_by = launched ? start_time(*job->proc) : 0;
     lock.lock();
     if (launched) {
-      job->proc->next_start = starts_;
+      job->proc->engine_links.next_start = starts_;
       starts_ = job->proc;
     }
     // The caller goes on at once, while the loop starts watching the child:
@@ -731,15 +712,15 @@ void Engine::run_starts() {
   }
   Process* oldest_first = nullptr;
   while (newest_first != nullptr) {
-    Process* next = newest_first->next_start;
-    newest_first->next_start = oldest_first;
+    Process* next = newest_first->engine_links.next_start;
+    newest_first->engine_links.next_start = oldest_first;
     oldest_first = newest_first;
     newest_first = next;
   }
   for (Process* p = oldest_first; p != nullptr;) {
-    Process* next = p->next_start;  // start() may publish, and a release free p later
-    p->next_start = nullptr;
-    p->started_by_loop = true;
+    Process* next = p->engine_links.next_start;  // start() may publish, and a release free p later
+    p->engine_links.next_start = nullptr;
+    p->engine_links.started_by_loop = true;
     bool tracked = true;
     try {
       live_.insert(p);
@@ -752,9 +733,20 @@ void Engine::run_starts() {
 }
 
 void Engine::dispose(Process& proc) noexcept {
+  if (proc.forked_away()) {
+    proc.abandon();
+    delete &proc;
+  } else if (!alive()) {
+    delete &proc;
+  } else {
+    proc.engine().queue_disposal(proc);
+  }
+}
+
+void Engine::queue_disposal(Process& proc) noexcept {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    proc.next_disposal = disposals_;
+    proc.engine_links.next_disposal = disposals_;
     disposals_ = &proc;
   }
   // Nobody waits for the memory: freed when the loop next wakes, within
@@ -772,12 +764,13 @@ void Engine::run_disposals() {
   Process* later = nullptr;
   while (batch != nullptr) {
     Process* p = batch;
-    batch = p->next_disposal;
+    EngineLinks& links = p->engine_links;
+    batch = links.next_disposal;
     // Still on the request list: free it after drain_requests has seen it.
     // Finished by its caller and released before the loop started it (a
     // start queued after this turn's run_starts): after that start.
-    if (p->queued.load() || !p->started_by_loop) {
-      p->next_disposal = later;
+    if (links.queued.load() || !links.started_by_loop) {
+      links.next_disposal = later;
       later = p;
       continue;
     }
@@ -789,8 +782,8 @@ void Engine::run_disposals() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Process* tail = later;
-    while (tail->next_disposal != nullptr) tail = tail->next_disposal;
-    tail->next_disposal = disposals_;
+    while (tail->engine_links.next_disposal != nullptr) tail = tail->engine_links.next_disposal;
+    tail->engine_links.next_disposal = disposals_;
     disposals_ = later;
   }
   wake();
@@ -810,7 +803,7 @@ void Engine::shut_down() {
   // be waiting on one while the process exits.
   while (released != nullptr) {
     Process* p = released;
-    released = p->next_disposal;
+    released = p->engine_links.next_disposal;
     delete p;
   }
   live_.clear();

@@ -37,6 +37,28 @@ class Process;
 // of the set: the loop thread never allocates for a deadline.
 using DeadlineSet = std::set<std::pair<Nanos, Process*>>;
 
+// A process's places in the engine's lists, which the engine alone reads and
+// writes (each field says under what); the process only carries them, so that
+// queueing it allocates nothing.
+struct EngineLinks {
+  // Seeds deadline_node. Throws std::bad_alloc.
+  explicit EngineLinks(Process* self);
+  // Under Engine::mu_: cloned, for the loop to start (newest first); and
+  // released, for the loop to free.
+  Process* next_start = nullptr;
+  Process* next_disposal = nullptr;
+  // Loop thread: run_starts has taken it (run_disposals frees none before).
+  bool started_by_loop = false;
+  // The lock-free list of processes with new requests.
+  std::atomic<bool> queued{false};
+  Process* next_queued = nullptr;
+  // Loop thread: when the process's deadline is due (0: none), its node of
+  // the deadline set while it has none, and the list of deadlines due now.
+  Nanos deadline_at = 0;
+  DeadlineSet::node_type deadline_node;
+  Process* next_due = nullptr;
+};
+
 class Engine {
  public:
   // Starts the engine on first use, and again in a forked child, where the
@@ -56,26 +78,30 @@ class Engine {
   // p50 43 -> 1 us, p90 62 -> 1 us, against a lead of 100 us asleep.
   static constexpr Nanos kTimerLead = 250'000;
 
-  // Clones the child, then starts supervising it on the loop thread. Where
-  // the sentinel runs (it ends every tree if the host dies), the clone runs
-  // on the caller's thread, as posix_spawn's does; elsewhere on the spawner
-  // thread, which PR_SET_PDEATHSIG ties the child to. Blocks the caller
-  // until the child has exec'd or failed, not until the loop has it
-  // (Process::start). Throws LaunchError.
-  void spawn(Process& proc, LaunchPlan& plan, SpawnFds fds);
+  // The one way in for a new child, and the start of the engine's ownership
+  // of its process: the engine, not the process, decides when a process is
+  // freed (dispose), because only the loop thread may close its libuv
+  // handles and only the engine knows when none of its lists (starts,
+  // requests, deadlines) still holds it.
+  // Clones the child, hands it to its process (Process::adopt_child), and
+  // queues the process for the loop's start. Where the sentinel runs (it
+  // ends every tree if the host dies), the clone runs on the caller's
+  // thread, as posix_spawn's does; elsewhere on the spawner thread, which
+  // PR_SET_PDEATHSIG ties the child to. Blocks the caller until the child
+  // has exec'd or failed, not until the loop has it (Process::start).
+  // Returns the process, running; throws LaunchError, having freed it.
+  Process* spawn(std::unique_ptr<Process> proc, LaunchPlan& plan, SpawnFds fds);
   // Tells the spawner a job is coming: an idle one wakes now and waits for
   // the job awake (up to 50 us) instead of being woken by spawn(). Any
   // thread. Does nothing where the spawner can only run on the caller's
   // CPU: there it could only take the CPU from the caller.
   void prewake_spawner() noexcept;
 
-  // Queues proc for Process::handle_requests on the loop. Lock-free and
-  // async-signal-safe.
-  void wake_for(Process& proc) noexcept;
-  // The same, but the loop need not wake before `when` (monotonic ns): it
-  // handles proc then at the latest, or sooner whenever it wakes anyway.
-  // Lock-free and async-signal-safe.
-  void wake_for_by(Process& proc, Nanos when) noexcept;
+  // Queues proc for Process::handle_requests on the loop, the one entry for
+  // what callers ask of a running child: at once, or, with `by` (monotonic
+  // ns, not 0), by then at the latest, or sooner whenever the loop wakes
+  // anyway. Lock-free and async-signal-safe.
+  void wake_for(Process& proc, Nanos by = 0) noexcept;
 
   // How late the loop may do what nobody waits for (freeing a released
   // process, closing what a finished one holds): whenever it wakes anyway,
@@ -85,9 +111,12 @@ class Engine {
   // Wakes the loop now (Process::need_loop). Any thread.
   void wake_loop() noexcept { wake(); }
 
-  // Hands a released process to the loop, which frees it within
-  // kLazyWithin. Allocates nothing.
-  void dispose(Process& proc) noexcept;
+  // The end of a process the caller has released (Process::release): the
+  // loop frees it within kLazyWithin. Once the engine is gone (exit,
+  // unload), the calling thread frees it now; in a forked child, where the
+  // process belongs to the parent's engine, only its memory (Process::abandon).
+  // Allocates nothing.
+  static void dispose(Process& proc) noexcept;
 
   // Loop thread only: one timerfd carries the earliest deadline of every
   // process, in monotonic nanoseconds (libuv's timers count milliseconds).
@@ -122,13 +151,13 @@ class Engine {
   void run_spawner();
   // spawn() on the caller's thread.
   void spawn_here(Process& proc, LaunchPlan& plan, SpawnFds fds);
-  // The child is cloned: closes its ends here and tells the process. Not
-  // under mu_; the caller then queues it for the loop's start.
-  void adopt(Process& proc, Launched& child, SpawnFds& fds);
-  // Before proc is queued for the loop's start: when the loop must wake
-  // for it (0: now; Process::loop_needed_by). Then, once queued, wakes it so.
-  Nanos start_time(Process& proc) noexcept;
+  // Queues the cloned child's process for the loop's start, under mu_.
+  void queue_start(Process& proc) noexcept;
+  // Once queued: wakes the loop when proc needs it (by, from
+  // Process::adopt_child; 0: now).
   void wake_for_start(Nanos by) noexcept;
+  // dispose() while the engine runs: for the loop to free.
+  void queue_disposal(Process& proc) noexcept;
   // Stacks for clones on callers' threads, one per clone in progress.
   std::unique_ptr<ChildStack> take_stack();
   void give_back_stack(std::unique_ptr<ChildStack> stack) noexcept;
@@ -186,8 +215,8 @@ class Engine {
   std::condition_variable spawn_cv_;    // the spawner waits for jobs
   std::condition_variable spawn_done_;  // callers wait for their job
   std::deque<SpawnJob*> spawn_queue_;   // for the spawner
-  Process* starts_ = nullptr;           // cloned, for the loop to start (newest first, through next_start)
-  Process* disposals_ = nullptr;        // released, for the loop to free (through next_disposal)
+  Process* starts_ = nullptr;           // cloned, for the loop to start (newest first, EngineLinks::next_start)
+  Process* disposals_ = nullptr;        // released, for the loop to free (EngineLinks::next_disposal)
   bool stopping_ = false;
   bool prewake_ = false;  // a job is coming (prewake_spawner)
   std::atomic<unsigned> posted_{0};  // jobs queued so far: what a woken spawner spins on
