@@ -314,25 +314,26 @@ class Process {
   // ---- Loop thread: one entry per event, each called by the engine -----
   // (The watches' own events, a pipe readable or the exit, come through
   // libuv's callbacks: on_pipe_readable, on_watch.)
-  // The start (Engine::run_starts): watches the pidfd and pipes, feeds
-  // stdin, arms the deadline, then
-  // handles what callers asked for meanwhile. If a watch cannot be made
-  // (out of memory, epoll's watch limit), or the engine could not track the
-  // process (tracked false), the child is killed at once and that is its
-  // result: the caller already holds the handle.
+  // The start (Lifetimes::start_queued): watches the pidfd and pipes,
+  // feeds stdin, arms the deadline, then handles what callers asked for
+  // meanwhile. If a watch cannot be made (out of memory, epoll's watch
+  // limit), or the engine could not track the process (tracked false), the
+  // child is killed at once and that is its result: the caller already
+  // holds the handle.
   void start(uv_loop_t* loop, bool tracked) noexcept;
-  // What callers latched (request, Engine::wake_for).
+  // What callers latched (request, Engine::wake_for; LoopWake::drain_requests).
   void handle_requests();
-  // The deadline armed through Engine::set_deadline is due (or within
-  // Engine::kTimerLead).
+  // The deadline armed through Engine::set_deadline is due, or within
+  // Engine::kTimerLead (DeadlineTimer).
   void on_deadline();
-  // Before the engine frees a released process: what a caller's finish left
-  // open is closed (it is final by then).
+  // Before the engine frees a released process (Lifetimes::free_released):
+  // what a caller's finish left open is closed (it is final by then).
   void before_disposal() noexcept;
-  // Library shutdown: kill, reap and publish now, whatever the state.
+  // Library shutdown (Lifetimes::end_all): kill, reap and publish now,
+  // whatever the state.
   void shutdown();
 
-  // The engine's, carried for it (engine.hpp); nothing in Process reads it.
+  // The engine's, carried for it (engine_links.hpp); nothing in Process reads it.
   EngineLinks engine_links{this};
 
  private:
