@@ -1,5 +1,6 @@
-// A Process's life as API threads see it: latching requests, waiting, reading
-// live output, and handing the process back at release.
+// A Process's life as API threads see it: taking over its cloned child,
+// latching requests, waiting, reading live output, and the caller's part of
+// its release.
 #include "process.hpp"
 
 #include <fcntl.h>
@@ -97,9 +98,6 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // One terminal carries both streams: read as stdout, stderr empty.
   out_.terminal = spec.pty;
   if (spec.pty) out_.routed = err_.routed = "pty";
-  DeadlineSet seed;
-  seed.emplace(0, this);
-  deadline_node = seed.extract(seed.begin());
 }
 
 Process::~Process() {
@@ -109,6 +107,27 @@ Process::~Process() {
 }
 
 bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
+
+Nanos Process::adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept {
+  if (!child.cgroup_refused.empty()) fall_back_to_group(std::move(child.cgroup_refused));
+  set_host_death(covered);
+  fds.child_out.reset();
+  fds.child_err.reset();
+  fds.child_stdin.reset();
+  if (fds.tty.valid() && !child.took_terminal) {
+    fds.tty.reset();
+    set_foreground(ForegroundGrant{true, kLeftForeground});
+  }
+  launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read), std::move(fds.err_read),
+           std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
+  const Nanos now = now_ns();
+  const Nanos by = loop_needed_by(now);
+  if (by <= now) {
+    loop_asked.store(true, std::memory_order_release);
+    return 0;
+  }
+  return by;
+}
 
 Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // A deadline this near is the loop's to arm now: started later, it would
@@ -138,10 +157,7 @@ bool Process::pin() noexcept {
 int Process::request(unsigned bits, Nanos wake_by) noexcept {
   if (published_.load(std::memory_order_acquire)) return 1;
   requests_.fetch_or(bits);
-  if (wake_by != 0)
-    engine_.wake_for_by(*this, wake_by);
-  else
-    engine_.wake_for(*this);
+  engine_.wake_for(*this, wake_by);
   return 0;
 }
 
@@ -266,10 +282,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     requests_.fetch_or(kWatch);
     // Finished here, the loop only closes what is left and reaps (unless
     // sup_release reaps first): nobody waits for that.
-    if (finished)
-      engine_.wake_for_by(*this, now_ns() + Engine::kLazyWithin);
-    else
-      engine_.wake_for(*this);
+    engine_.wake_for(*this, finished ? now_ns() + Engine::kLazyWithin : 0);
   }
   return exited && !finished;
 }
@@ -452,10 +465,6 @@ void Process::release() {
   // The child's private "tmp" goes with its handle, on this thread: the
   // loop, which frees the process, is never held up by a large tree.
   if (confine_) confine_->remove_tmp();
-  if (Engine::alive())
-    engine_.dispose(*this);
-  else
-    delete this;
 }
 
 void Process::abandon() noexcept {
@@ -469,7 +478,6 @@ void Process::abandon() noexcept {
   err_.poll.forget();
   out_.tee_watch.forget();
   err_.tee_watch.forget();
-  delete this;
 }
 
 }  // namespace sup

@@ -262,62 +262,68 @@ class Process {
   void flatten_kept();
   std::string_view kept_output(int stream);
   uint64_t omitted_bytes(int stream);
-  // sup_release: aborts if running, waits for the reap and for every other
-  // call to leave, hands over to the loop.
+  // sup_release, the caller's part of the end: aborts if running, waits
+  // for the reap and for every other call to leave. The engine then frees
+  // the process (Engine::dispose), as it does every process it spawned.
   void release();
-  // sup_release in a forked child: frees memory only.
+  // sup_release in a forked child, before the engine frees the memory:
+  // forgets what belongs to the parent's loop, closing nothing of libuv's.
   void abandon() noexcept;
+  // The engine this process belongs to (Engine::dispose).
+  Engine& engine() const noexcept { return engine_; }
 
-  // ---- Spawner thread -------------------------------------------------
-  // The child has exec'd: what is known of it, before the caller has the
-  // handle. The loop takes the descriptors over in start().
-  void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
-                UniqueFd tty_fd, pid_t host_pgrp) noexcept;
-  // The engine's list of launched processes for the loop to start.
-  Process* next_start = nullptr;
-  // Before the process is queued for the loop: when the loop must have
-  // started it (Engine::spawn). Now where the loop has work from the
+  // ---- Spawner thread (or the caller's: Engine::spawn) -----------------
+  // The one step from a clone to the process: the child has exec'd, and
+  // this takes it over before the caller has the handle (its descriptors;
+  // the child's ends of the pipes closed here, before any exit is watched,
+  // or a fast child's EOF would look like a leftover still holding a pipe;
+  // "auto" falling back to group mode; what the sentinel covers, `covered`).
+  // Returns when the loop must have started the process (0: now), read
+  // before the engine queues it: now where the loop has work from the
   // start (stdin to feed, a terminal, a tee, backpressure, a request, a
   // deadline within kLazyStart and a margin); else up to kLazyStart later,
   // for a caller that waits in sup_poll reads, reaps and finishes the child
   // itself, and a short child is then done before the loop wakes at all.
-  Nanos loop_needed_by(Nanos now) const noexcept;
+  Nanos adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept;
   static constexpr Nanos kLazyStart = 5'000'000;
   // Any thread, once queued: the loop is to start the process now, for a
   // caller that waits on it some other way (sup_fd, the output calls, a
   // timed-out or non-blocking sup_poll). At most one wake-up per process.
   void need_loop() noexcept;
-  // The loop has been woken for the start, or has started the process.
-  std::atomic<bool> loop_asked{false};
 
-  // ---- Loop thread ----------------------------------------------------
-  // Watches the pidfd and pipes, feeds stdin, arms the deadline, then
-  // handles what callers asked for meanwhile. If a watch cannot be made
-  // (out of memory, epoll's watch limit), or the engine could not track the
-  // process (tracked false), the child is killed at once and that is its
-  // result: the caller already holds the handle.
+  // ---- Loop thread: one entry per event, each called by the engine -----
+  // (The watches' own events, a pipe readable or the exit, come through
+  // libuv's callbacks: on_pipe_readable, on_watch.)
+  // The start (Lifetimes::start_queued): watches the pidfd and pipes,
+  // feeds stdin, arms the deadline, then handles what callers asked for
+  // meanwhile. If a watch cannot be made (out of memory, epoll's watch
+  // limit), or the engine could not track the process (tracked false), the
+  // child is killed at once and that is its result: the caller already
+  // holds the handle.
   void start(uv_loop_t* loop, bool tracked) noexcept;
+  // What callers latched (request, Engine::wake_for; LoopWake::drain_requests).
   void handle_requests();
-  // Library shutdown: kill, reap and publish now, whatever the state.
-  void shutdown();
-  // Before the engine frees a released process: what a caller's finish left
-  // open is closed (it is final by then).
-  void before_disposal() noexcept;
-
-  // Loop thread: run_starts has taken it (run_disposals frees none before).
-  bool started_by_loop = false;
-  // The engine's lock-free list of processes with new requests.
-  std::atomic<bool> queued{false};
-  Process* next_queued = nullptr;
-  // The engine's: when this process's deadline timer is due (0: none), and
-  // its node of the engine's deadline set while it has none.
-  Nanos deadline_at = 0;
-  DeadlineSet::node_type deadline_node;
-  Process* next_due = nullptr;        // the engine's list of deadlines due now
-  Process* next_disposal = nullptr;   // the engine's list of released processes
+  // The deadline armed through Engine::set_deadline is due, or within
+  // Engine::kTimerLead (DeadlineTimer).
   void on_deadline();
+  // Before the engine frees a released process (Lifetimes::free_released):
+  // what a caller's finish left open is closed (it is final by then).
+  void before_disposal() noexcept;
+  // Library shutdown (Lifetimes::end_all): kill, reap and publish now,
+  // whatever the state.
+  void shutdown();
+
+  // The engine's, carried for it (engine_links.hpp); nothing in Process reads it.
+  EngineLinks engine_links{this};
 
  private:
+  // adopt_child's steps: what is known of the child (the loop takes the
+  // descriptors over in start()); and when the loop must have started it.
+  void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
+                UniqueFd tty_fd, pid_t host_pgrp) noexcept;
+  Nanos loop_needed_by(Nanos now) const noexcept;
+  // The loop has been woken for the start, or has started the process.
+  std::atomic<bool> loop_asked{false};
   // Every loop-thread entry (the engine's calls above, the watches'
   // callbacks) holds work_mu_ and first calls this: a process a caller
   // finished meanwhile is only torn down. Returns true if final.
