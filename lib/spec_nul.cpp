@@ -218,5 +218,4 @@ void check_nul_strings(const char* json, Spec& spec) {
   }
 }
 
-
 }  // namespace sup
