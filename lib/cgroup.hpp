@@ -12,6 +12,9 @@
 #include <optional>
 #include <string>
 
+// The host's directories, and forget_host_cgroups_after_fork, which the
+// engine's atfork handler calls with remove_host_cgroups below.
+#include "cgroup_host.hpp"
 #include "clock.hpp"
 #include "unique_fd.hpp"
 
@@ -28,13 +31,10 @@ struct TreeCpu {
 // One child's cgroup: <parent>/sup-<host pid>-<host start time>/c<N>.
 class ChildCgroup {
  public:
-  // Makes the cgroup of one child. The parent is parent_key (the spec's
-  // "cgroup_parent") if set, else $SUP_CGROUP_PARENT, else the host's own
-  // cgroup (from /proc/self/cgroup, on the cgroup2 mount found in
-  // /proc/self/mountinfo). The host's directory in that parent is made on
-  // first use and reported to the sentinel, which removes it if the host
-  // dies. Throws LaunchError: SUP_ENOTSUP with the reason ("contain: ...")
-  // when no cgroup can be made there, or another code (out of fds, memory).
+  // Makes the cgroup of one child, in the host's directory of the parent
+  // that parent_key (the spec's "cgroup_parent") chooses (cgroup_host.hpp).
+  // Throws LaunchError: SUP_ENOTSUP with the reason ("contain: ...") when no
+  // cgroup can be made there, or another code (out of fds, memory).
   static std::unique_ptr<ChildCgroup> create(const std::optional<std::string>& parent_key, Sentinel& sentinel);
   // Removes the directory if it is still there (a spawn that failed).
   ~ChildCgroup();
@@ -90,12 +90,5 @@ class ChildCgroup {
 // removed. Forgets them either way, and frees what recorded them: nothing
 // may use a ChildCgroup afterwards (a later engine starts afresh).
 void remove_host_cgroups() noexcept;
-
-// In a forked child (the engine's atfork handler): the parent's record of
-// its host directories is the parent's, and its lock may have been held by
-// a thread that does not exist here. Dropped, not freed (its memory may be
-// mid-change); the child's first cgroup spawn starts a record of its own.
-// Async-signal-safe.
-void forget_host_cgroups_after_fork() noexcept;
 
 }  // namespace sup

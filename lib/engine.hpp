@@ -21,7 +21,7 @@
 #include "launch.hpp"
 #include "lifetimes.hpp"
 #include "loop_wake.hpp"
-#include "proc_look.hpp"
+#include "proc_tree.hpp"
 #include "sentinel.hpp"
 #include "sentinel_link.hpp"
 #include "spawner.hpp"
@@ -102,7 +102,7 @@ class Engine {
   Sentinel& sentinel() noexcept { return sentinel_; }
 
   // The scan of every process's group that input-wait looks share
-  // (proc_look.hpp). Any thread.
+  // (proc_tree.hpp). Any thread.
   GroupIndex& group_index() noexcept { return group_index_; }
 
   // False once the library is being unloaded.

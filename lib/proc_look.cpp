@@ -1,12 +1,10 @@
-// The /proc side of a look at a child's tree (proc_look.hpp): lists the
-// tree's processes, reads every thread's state and the system call it sleeps
-// in, and resolves the descriptors that call waits on to files, so that a
-// shell's read(0), a Go runtime's read in one of its threads, Node's
-// epoll_wait on a reopened terminal and Python's select are all matched
-// against the same file.
+// The /proc side of a look at a child's tree (proc_look.hpp): reads every
+// thread's state and the system call it sleeps in, and resolves the
+// descriptors that call waits on to files, so that a shell's read(0), a Go
+// runtime's read in one of its threads, Node's epoll_wait on a reopened
+// terminal and Python's select are all matched against the same file.
 #include "proc_look.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -23,11 +21,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <string>
 
-#include "clock.hpp"
 #include "dirents.hpp"
+#include "proc_read.hpp"
+#include "unique_fd.hpp"
 
 namespace sup {
 
@@ -45,76 +43,7 @@ constexpr int kMaxThreads = 1024;
 constexpr unsigned long kMaxPollFds = 4096;
 constexpr unsigned long kMaxSelectFds = 65536;
 
-class Fd {
- public:
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const noexcept { return fd_; }
-  bool valid() const noexcept { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
 bool denied(int err) noexcept { return err == EACCES || err == EPERM; }
-
-// A /proc file into buf (NUL-terminated). Returns the length, or -1 with
-// errno set.
-long read_file(int dir, const char* path, char* buf, size_t cap) noexcept {
-  Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -1;
-  long n;
-  while ((n = read(fd.get(), buf, cap - 1)) < 0 && errno == EINTR) {
-  }
-  if (n < 0) return -1;
-  buf[n] = '\0';
-  return n;
-}
-
-// The same for a file of any length (an epoll's fdinfo), -1 with errno.
-long read_whole(int dir, const char* path, std::string& out) {
-  Fd fd(openat(dir, path, O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return -1;
-  char chunk[4096];
-  for (;;) {
-    long n = read(fd.get(), chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    out.append(chunk, static_cast<size_t>(n));
-  }
-  return static_cast<long>(out.size());
-}
-
-struct ProcStat {
-  char state = '?';
-  pid_t pgrp = 0;
-  dev_t tty = 0;  // the controlling terminal, 0 for none
-  pid_t tpgid = -1;
-};
-
-// "pid (comm) S ppid pgrp session tty_nr tpgid ...": comm may hold anything
-// but ends at the last ')'.
-bool parse_stat(const char* text, ProcStat& out) noexcept {
-  const char* close = std::strrchr(text, ')');
-  if (close == nullptr || close[1] != ' ') return false;
-  char state;
-  long ppid, pgrp, session, tty_nr, tpgid;
-  if (std::sscanf(close + 2, "%c %ld %ld %ld %ld %ld", &state, &ppid, &pgrp, &session, &tty_nr, &tpgid) != 6)
-    return false;
-  out.state = state;
-  out.pgrp = static_cast<pid_t>(pgrp);
-  // tty_nr is the kernel's new_encode_dev: minor's low byte, the major,
-  // then the minor's high bits.
-  const auto t = static_cast<unsigned long>(tty_nr);
-  out.tty = t == 0 ? 0 : makedev((t >> 8) & 0xfff, (t & 0xff) | ((t >> 12) & 0xfff00));
-  out.tpgid = static_cast<pid_t>(tpgid);
-  return true;
-}
 
 bool parse_syscall(const char* text, Blocked& out) noexcept {
   if (std::strncmp(text, "running", 7) == 0) return false;
@@ -187,17 +116,6 @@ uint64_t thread_ran(int dir, const char* task) noexcept {
     if (at != nullptr) switches += std::strtoull(at + std::strlen(key), nullptr, 10);
   }
   return switches;
-}
-
-// Appends the pids in text ("1 2 3\n" or one a line) to out.
-void parse_pids(const char* text, std::vector<pid_t>& out) {
-  for (const char* at = text; *at != '\0';) {
-    char* end;
-    long pid = std::strtol(at, &end, 10);
-    if (end == at) break;
-    if (pid > 0) out.push_back(static_cast<pid_t>(pid));
-    at = end;
-  }
 }
 
 }  // namespace
@@ -327,7 +245,7 @@ bool Look::waits_on_stdin(int task_dir, pid_t tid, const Blocked& b, dev_t ctty)
 bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
   char name[24];
   std::snprintf(name, sizeof name, "%d", static_cast<int>(pid));
-  Fd dir(openat(proc_dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir(openat(proc_dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) {
     if (denied(errno)) blind_ = true;
     return true;  // gone meanwhile
@@ -337,7 +255,7 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
   if (read_file(dir.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ps)) return true;
   if (ps.state == 'Z' || ps.state == 'X' || (pgrp != 0 && ps.pgrp != pgrp)) return true;
   const bool background = ps.tty != 0 && ps.tpgid != ps.pgrp;
-  Fd tasks(openat(dir.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd tasks(openat(dir.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!tasks.valid()) return true;
   bool go_on = true;
   for_each_dirent(tasks.get(), [&](const char* tid_name, unsigned char) {
@@ -346,7 +264,7 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
       cut_ = true;
       return false;
     }
-    Fd task(openat(tasks.get(), tid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd task(openat(tasks.get(), tid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!task.valid()) return true;
     ProcStat ts;
     if (read_file(task.get(), "stat", text, sizeof text) <= 0 || !parse_stat(text, ts)) return true;
@@ -383,83 +301,6 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
     return true;
   });
   return go_on;
-}
-
-bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out) {
-  char path[48];
-  std::snprintf(path, sizeof path, "%d/task/%d/children", static_cast<int>(pid), static_cast<int>(pid));
-  if (faccessat(proc_dir, path, R_OK, 0) != 0 && errno == ENOENT) return false;  // no such file here
-  out.push_back(pid);
-  std::string list;
-  for (size_t next = 0; next < out.size() && out.size() < static_cast<size_t>(kMaxProcesses); ++next) {
-    std::snprintf(path, sizeof path, "%d/task", static_cast<int>(out[next]));
-    Fd tasks(openat(proc_dir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!tasks.valid()) continue;  // gone meanwhile
-    for_each_dirent(tasks.get(), [&](const char* tid, unsigned char) {
-      if (tid[0] < '1' || tid[0] > '9') return true;
-      char file[48];
-      std::snprintf(file, sizeof file, "%s/children", tid);
-      list.clear();
-      if (read_whole(tasks.get(), file, list) >= 0) parse_pids(list.c_str(), out);
-      return true;
-    });
-  }
-  return true;
-}
-
-bool group_members(GroupIndex& index, int proc_dir, pid_t pgid, const std::vector<pid_t>& known,
-                   std::vector<pid_t>& out, int64_t max_age, int64_t& scanned_at) {
-  std::unique_lock<std::mutex> lock(index.mu, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
-  const Nanos now = now_ns();
-  if (index.scanned_at == 0 || now - index.scanned_at >= max_age) {
-    index.by_group.clear();
-    Fd listing(openat(proc_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!listing.valid()) return false;
-    char text[1024];
-    for_each_dirent(listing.get(), [&](const char* name, unsigned char) {
-      if (name[0] < '1' || name[0] > '9') return true;
-      char path[40];
-      std::snprintf(path, sizeof path, "%s/stat", name);
-      ProcStat ps;
-      if (read_file(proc_dir, path, text, sizeof text) > 0 && parse_stat(text, ps))
-        index.by_group.emplace_back(ps.pgrp, static_cast<pid_t>(std::strtol(name, nullptr, 10)));
-      return true;
-    });
-    std::sort(index.by_group.begin(), index.by_group.end());
-    index.scanned_at = now;
-  }
-  auto at = std::lower_bound(index.by_group.begin(), index.by_group.end(), std::make_pair(pgid, pid_t{0}));
-  for (; at != index.by_group.end() && at->first == pgid && out.size() < static_cast<size_t>(kMaxProcesses); ++at)
-    if (std::find(known.begin(), known.end(), at->second) == known.end()) out.push_back(at->second);
-  scanned_at = index.scanned_at;
-  return true;
-}
-
-void cgroup_members(int cgroup_dir, std::vector<pid_t>& out) {
-  std::vector<std::pair<int, int>> dirs;  // (fd, depth)
-  int top = openat(cgroup_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (top >= 0) dirs.emplace_back(top, 0);
-  std::string procs;
-  while (!dirs.empty()) {
-    // Plain locals, not a structured binding: the lambda below captures
-    // them, which C++17 (and clang 14) refuses for bindings.
-    const int dir = dirs.back().first;
-    const int depth = dirs.back().second;
-    dirs.pop_back();
-    Fd owned(dir);
-    procs.clear();
-    if (read_whole(dir, "cgroup.procs", procs) > 0) parse_pids(procs.c_str(), out);
-    if (depth >= 8 || out.size() >= static_cast<size_t>(kMaxProcesses)) continue;
-    Fd listing(openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!listing.valid()) continue;
-    for_each_dirent(listing.get(), [&](const char* name, unsigned char type) {
-      if (type != DT_DIR || name[0] == '.') return true;
-      int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (sub >= 0) dirs.emplace_back(sub, depth + 1);
-      return true;
-    });
-  }
 }
 
 StdinFile StdinFile::of_fd(int fd) noexcept {

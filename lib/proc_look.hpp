@@ -1,6 +1,5 @@
-// Reading a child's tree from /proc: which processes belong to it (its
-// descendants, its group's other members, its cgroup's processes) and what
-// each of their threads is blocked in, matched against the child's stdin
+// One look at a child's tree in /proc: what each thread of its processes
+// (listed by proc_tree.hpp) is blocked in, matched against the child's stdin
 // file. A look keeps nothing between looks: judging is input_wait.hpp's.
 #pragma once
 
@@ -8,15 +7,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <mutex>
 #include <utility>
 #include <vector>
 
-namespace sup {
+// The tree a look walks and its bound: the callers of a look list the tree
+// first (input_wait.cpp) or keep its group index (engine.hpp).
+#include "proc_tree.hpp"
 
-// A tree larger than this is looked at in part: the cost of a look must
-// stay in milliseconds. What is not looked at cannot count as waiting.
-constexpr int kMaxProcesses = 256;
+namespace sup {
 
 // The file a reader must be waiting on: the child's stdin, by identity, not
 // by descriptor number. A terminal is matched by its device number (st_rdev),
@@ -130,31 +128,5 @@ class Look {
   bool cut_ = false;
   int threads_ = 0;
 };
-
-// The main process and its descendants, by each thread's "children" (a
-// process whose parent ended is reparented out of this tree: the group scan
-// finds it). Falls back to false where the kernel has no such file.
-bool descendants(int proc_dir, pid_t pid, std::vector<pid_t>& out);
-// Every process's group as of one scan of /proc, shared by the looks of
-// every child of one engine (engine.hpp owns it, so that it goes with the
-// engine: at dlclose, and after a fork, where the child's new engine starts
-// with a new index rather than a mutex another thread held at the fork).
-// Guarded by its mutex, only ever try_locked: a thread that finds a scan
-// under way goes on without.
-struct GroupIndex {
-  std::mutex mu;
-  int64_t scanned_at = 0;
-  std::vector<std::pair<pid_t, pid_t>> by_group;  // (pgrp, pid), sorted
-};
-// Every process of group pgid but those in `known`, from one scan of every
-// process in /proc that all children's looks share, taken again when older
-// than max_age ns: with a thousand children a scan each would read a
-// million stat files. Returns false, out untouched, while another thread
-// scans: a look never waits for another's; else sets scanned_at to when the
-// scan it used was taken.
-bool group_members(GroupIndex& index, int proc_dir, pid_t pgid, const std::vector<pid_t>& known,
-                   std::vector<pid_t>& out, int64_t max_age, int64_t& scanned_at);
-// cgroup.procs of the cgroup and of each sub-cgroup, a few levels down.
-void cgroup_members(int cgroup_dir, std::vector<pid_t>& out);
 
 }  // namespace sup

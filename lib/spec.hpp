@@ -82,8 +82,4 @@ struct SpecError {
 // Parses and validates; throws SpecError.
 Spec parse_spec(const char* json);
 
-// Decodes RFC 4648 base64, padded or not. Returns false on any byte outside
-// the alphabet, misplaced padding or an impossible length.
-bool decode_base64(const char* text, size_t len, std::string& out);
-
 }  // namespace sup

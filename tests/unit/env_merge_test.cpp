@@ -1,5 +1,5 @@
-// The child's environment as plan_launch builds it (launch.cpp), tested from
-// the inside with more variables than an exec could carry: the inherited
+// The child's environment as plan_launch builds it (launch_plan.cpp), tested
+// from the inside with more variables than an exec could carry: the inherited
 // entries keep their order less those the spec names, duplicates included,
 // and the spec's values follow in spec order. Its speed is measured in
 // tests/bench (bench_env), not asserted here.
