@@ -989,6 +989,12 @@ SUP_API const char *sup_result(sup_proc *p);
  * before the main process is reaped, so a pid seen right after sup_poll may
  * still be a zombie for microseconds; never after sup_release.) NULL is a
  * harmless no-op.
+ * Memory: a stream's capture buffer of 1 to 32 MiB (16 MiB at the default
+ * max_output_bytes, once the child wrote more than 64 KiB) is kept for the
+ * next capture of the same size, up to two for the process, instead of
+ * freed: its pages are given up lazily (MADV_FREE), so the kernel takes
+ * them back when it needs memory (until then they count in RSS, as
+ * LazyFree), and the next capture reuses them without a page fault.
  * Thread-safety: other threads may be inside any call on the handle: those
  * that wait return SUP_ECANCELED (never 1), and the memory is freed when the last call
  * has returned. No call may begin on the handle once sup_release has begun.
