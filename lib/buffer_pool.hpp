@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 namespace sup {
@@ -44,11 +45,13 @@ class BufferPool {
   struct Slot {
     char* data = nullptr;
     size_t size = 0;
+    // When it was given back (a count): with every slot taken, the oldest
+    // buffer makes room, the size asked last being the likeliest next.
+    uint64_t given = 0;
   };
   std::mutex mu_;
   Slot slots_[kSlots];
-  // The slot the next buffer replaces when all are taken: the oldest.
-  int next_ = 0;
+  uint64_t gives_ = 0;
 };
 
 }  // namespace sup

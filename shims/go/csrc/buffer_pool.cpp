@@ -47,18 +47,17 @@ void BufferPool::give(char* p, size_t size) noexcept {
   {
     std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
     if (lock.owns_lock()) {
-      Slot* slot = nullptr;
-      for (Slot& s : slots_)
+      // An empty slot, else the oldest buffer's.
+      Slot* slot = &slots_[0];
+      for (Slot& s : slots_) {
         if (s.data == nullptr) {
           slot = &s;
           break;
         }
-      if (slot == nullptr) {
-        slot = &slots_[next_];
-        next_ = (next_ + 1) % kSlots;
+        if (s.given < slot->given) slot = &s;
       }
       dropped = slot->data;
-      *slot = Slot{p, size};
+      *slot = Slot{p, size, ++gives_};
     }
   }
   std::free(dropped);
