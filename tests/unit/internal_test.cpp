@@ -411,7 +411,7 @@ TEST(BufferPool, GivesBackTheSameBufferForTheSameSize) {
   char* again = pool->take(size);
   EXPECT_EQ(again, p);
   EXPECT_EQ(pool->take(size), nullptr);  // taken once
-  // Its pages were given up lazily: still usable, whatever they hold.
+  // Usable whole, whatever it holds.
   std::fill(again, again + size, 'y');
   EXPECT_EQ(again[size - 1], 'y');
   std::free(again);

@@ -1,10 +1,6 @@
 // The capture buffers kept for reuse (buffer_pool.hpp).
 #include "buffer_pool.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -36,13 +32,6 @@ void BufferPool::give(char* p, size_t size) noexcept {
     std::free(p);
     return;
   }
-  // The whole pages inside the block: the kernel may take them back
-  // whenever it needs memory; until then they stay, and a write reuses
-  // them without a fault.
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + size) & ~(page - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_FREE);
   char* dropped = p;
   {
     std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);

@@ -10,12 +10,14 @@
 namespace sup {
 
 // Measured: 16 MiB captured at the default limit (sup_spawn, sup_poll to
-// the result) ran at 0.4x the rate of the same capture into reused memory
-// in a process left at glibc's defaults, which unmaps a freed 16 MiB block
-// and hands out fresh pages for the next. A few buffers are kept here,
-// their pages marked MADV_FREE: the kernel takes them back under memory
-// pressure (a later write then faults as a fresh page would), and while it
-// does not, reusing them costs no fault at all.
+// the result) on one CPU cost the host 11-15 ms of CPU in a process left
+// at glibc's defaults, which often unmaps a freed 16 MiB block and hands
+// out fresh pages for the next, against 4.5 ms for a raw loop reusing its
+// buffers; with the buffer kept here, 4.8 ms. One buffer is kept, as an
+// allocator keeps freed memory for reuse: its pages stay the process's
+// (in RSS) until a capture takes it, or another buffer replaces it.
+// Giving them up lazily (MADV_FREE) was measured too: the next capture's
+// writes to them then cost more than the faults saved (8.3 ms).
 //
 // One pool for the process, under its own lock, taken only with try_lock:
 // a caller never waits for it (a busy pool is a miss, the buffer freed or
@@ -28,7 +30,7 @@ class BufferPool {
   // Nor is one larger than this kept (a capture keeping every byte grows
   // past it): a host that once captured 1 GiB should not hold 1 GiB.
   static constexpr size_t kPooledUpTo = 32u << 20;
-  static constexpr int kSlots = 2;
+  static constexpr int kSlots = 1;
 
   // nullptr only if it could not be made (out of memory at the first use).
   static BufferPool* shared() noexcept;
@@ -36,8 +38,8 @@ class BufferPool {
   // A buffer of exactly `size` bytes (malloc'd, to be given back or freed
   // with free()), or nullptr when none is kept.
   char* take(size_t size) noexcept;
-  // Gives a malloc'd buffer of `size` bytes back: kept (its pages released
-  // lazily) or freed. p may be nullptr.
+  // Gives a malloc'd buffer of `size` bytes back: kept (in place of the
+  // oldest, with every slot taken) or freed. p may be nullptr.
   void give(char* p, size_t size) noexcept;
 
  private:
