@@ -1033,6 +1033,11 @@ SUP_API const char *sup_result(sup_proc *p);
  * before the main process is reaped, so a pid seen right after sup_poll may
  * still be a zombie for microseconds; never after sup_release.) NULL is a
  * harmless no-op.
+ * Memory: a stream's capture buffer of 1 to 32 MiB (16 MiB at the default
+ * max_output_bytes, once the child wrote more than 64 KiB) is kept for the
+ * next capture of the same size instead of freed, one for the process (as
+ * an allocator keeps freed memory): the next capture reuses its pages
+ * without a page fault, and until then they stay in the host's RSS.
  * Thread-safety: other threads may be inside any call on the handle: those
  * that wait return SUP_ECANCELED (never 1), and the memory is freed when the last call
  * has returned. No call may begin on the handle once sup_release has begun.

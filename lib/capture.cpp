@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "buffer_pool.hpp"
+
 namespace sup {
 
 Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow)
@@ -11,6 +13,12 @@ Capture::Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow)
       ring_limit_(limit_bytes == kKeepAll ? 0 : std::max(tail_limit_, retain_bytes)),
       grow_(grow),
       keep_all_(limit_bytes == kKeepAll) {}
+
+Capture::~Capture() {
+  if (!buf_ || grow_ != &system_realloc) return;
+  if (BufferPool* pool = BufferPool::shared())
+    pool->give(buf_.release(), cap_);
+}
 
 namespace {
 
@@ -31,6 +39,18 @@ bool Capture::reserve(size_t need) noexcept {
   size_t want = std::max({need, cap_ * 2, size_t{256}});
   if (need > kGrowInPlaceAfter) want = std::max(want, static_cast<size_t>(std::min<uint64_t>(whole, kMaxReserve)));
   want = std::min(want, whole);
+  // The jump to the whole limit: a buffer of that size another capture
+  // left, its pages already the host's (buffer_pool.hpp), instead of fresh
+  // ones. What was written so far (the first 64 KiB or so) moves into it.
+  if (grow_ == &system_realloc && want >= BufferPool::kPooledFrom) {
+    BufferPool* pool = BufferPool::shared();
+    if (char* reused = pool != nullptr ? pool->take(want) : nullptr) {
+      if (cap_ > 0) std::memcpy(reused, buf_.get(), cap_);
+      buf_.reset(reused);
+      cap_ = want;
+      return true;
+    }
+  }
   void* grown = grow_(buf_.get(), want);
   // Refused (strict overcommit, RLIMIT_AS): the exact need may still fit.
   if (grown == nullptr && want > need) grown = grow_(buf_.get(), want = need);

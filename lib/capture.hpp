@@ -35,6 +35,9 @@ class Capture {
   static constexpr uint64_t kKeepAll = UINT64_MAX;
 
   Capture(uint64_t limit_bytes, uint64_t retain_bytes, Realloc grow = &system_realloc);
+  // A buffer of a megabyte or more goes to the BufferPool, for the next
+  // capture (with system_realloc only: a test's stand-in owns its own).
+  ~Capture();
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
 

@@ -22,6 +22,10 @@
  *
  *   bench_sup rss {keep|sup|sup-output|sup-both|base} WRITER BYTES
  *       One peak-RSS measurement, run by the rss row in a fresh process.
+ *
+ *   bench_sup default-capture WRITER BYTES ROUNDS
+ *       The default_capture rows of one size, run by that row in a fresh
+ *       process whose malloc is at glibc's defaults.
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
@@ -1119,6 +1123,128 @@ static void row_capture(const struct opts *o) {
   }
 }
 
+/* ---- capture at the defaults ------------------------------------------- */
+
+/* The floor of the default_capture rows: keep_capture's work (both pipes
+ * polled, head + tail kept and joined in place) into two keepers made once
+ * and reused, as a program capturing child after child keeps its buffers.
+ * Timed from before the spawn to the reaped child with its bytes in hand. */
+static capture_cost keep_capture_reused(const char *writer, uint64_t bytes, char *const envp[],
+                                        keeper *out, keeper *err) {
+  for (keeper *k = out; k != NULL; k = k == out ? err : NULL) {
+    char *buf = k->buf;
+    size_t head_cap = k->head_cap, ring_cap = k->ring_cap;
+    memset(k, 0, sizeof *k);
+    k->buf = buf;
+    k->head_cap = head_cap;
+    k->ring_cap = ring_cap;
+  }
+  double c0 = cpu_ms_self(), t0 = now_us();
+  char count[32];
+  snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+  char *argv[] = {(char *)writer, count, NULL};
+  raw_child c = raw_start(writer, argv, envp);
+  raw_keep_all(&c, out, err, -1);
+  int st = raw_wait(c.pid);
+  size_t len, err_len;
+  uint64_t total = out->total;
+  out->buf = keeper_join(out, &len);
+  err->buf = keeper_join(err, &err_len);
+  capture_cost cost = cost_since(t0, c0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("keep writer: status %#x", st);
+  if (total != bytes) die("keep capture: read %llu of %llu bytes", (unsigned long long)total,
+                          (unsigned long long)bytes);
+  uint64_t want = bytes < SUP_DEFAULT_MAX_OUTPUT ? bytes : SUP_DEFAULT_MAX_OUTPUT;
+  if (len != want) die("keep capture: kept %zu bytes", len);
+  for (size_t i = 0; i < len; i++)
+    if (out->buf[i] != 'x') die("keep capture: byte %zu is wrong", i);
+  return cost;
+}
+
+/* bench_sup default-capture WRITER BYTES ROUNDS: one default_capture row
+ * per placement, in this fresh process, whose malloc is left at glibc's
+ * defaults (main's mallopt is not called): the way a user's program runs
+ * sup. sup_spawn with only argv and the writer's CPU, sup_poll(p, -1) to the
+ * final result; against the keeping loop with buffers it reuses. */
+static int default_capture_main(int argc, char **argv) {
+  if (argc != 5) die("usage: bench_sup default-capture WRITER BYTES ROUNDS");
+  const char *writer = argv[2];
+  uint64_t bytes = strtoull(argv[3], NULL, 10);
+  int rounds = atoi(argv[4]);
+  if (bytes == 0 || rounds <= 0) die("default-capture: bad BYTES or ROUNDS");
+  cpu_set_t allowed;
+  int cpus[2];
+  int ncpus = placements(&allowed, cpus);
+  keeper out, err;
+  keeper_init(&out, SUP_DEFAULT_MAX_OUTPUT);
+  keeper_init(&err, SUP_DEFAULT_MAX_OUTPUT);
+  char count[32];
+  snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+  for (int place = 0; place < ncpus; place++) {
+    const char *pname = place == 0 ? "1cpu" : "2cpu";
+    int writer_cpu = cpus[place];
+    char **envp = env_with_cpu(writer_cpu);
+    char *json = spec_env(writer, count, -1, writer_cpu);
+    pin_to(cpus[0]);
+    samples keep = {0}, sup = {0}, keep_cpu = {0}, sup_cpu = {0};
+    note("default_capture_%s: %d x %llu KiB per side", pname, rounds,
+         (unsigned long long)(bytes >> 10));
+    for (int r = 0; r < rounds; r++) {
+      for (int k = 0; k < 2; k++) {
+        capture_cost c;
+        if ((k + r) % 2 == 0) {
+          c = keep_capture_reused(writer, bytes, envp, &out, &err);
+          push(&keep, (double)bytes / c.secs / 1e6);
+          push(&keep_cpu, c.cpu_ms);
+        } else {
+          c = sup_capture(json, bytes);
+          push(&sup, (double)bytes / c.secs / 1e6);
+          push(&sup_cpu, c.cpu_ms);
+        }
+      }
+    }
+    printf("{\"row\":\"default_capture_%s_%llu\",\"placement\":\"%s\",\"unit\":\"MB/s\","
+           "\"bytes\":%llu,\"host_cpu\":%d,\"writer_cpu\":%d,",
+           pname, (unsigned long long)bytes, pname, (unsigned long long)bytes, cpus[0], writer_cpu);
+    finish_row("keep", &keep, "sup", &sup, "keep_cpu_ms", &keep_cpu, "sup_cpu_ms", &sup_cpu, NULL);
+    cJSON_free(json);
+    free(envp);
+    pin_threads(&allowed);
+  }
+  free(out.buf);
+  free(err.buf);
+  return 0;
+}
+
+/* Capture at the defaults, each size in a fresh process (default_capture_main):
+ * the capture rows run in this one, whose mallopt makes every large buffer
+ * reused heap; a program at glibc's defaults gets fresh pages for a freed
+ * 16 MiB block, and sup's default path must be fast there too. */
+static void row_default_capture(const struct opts *o) {
+  static const uint64_t full_sizes[] = {16 << 20, 256 << 20};
+  static const int full_rounds[] = {40, 11};
+  static const uint64_t quick_sizes[] = {1 << 20, 24 << 20};
+  static const int quick_rounds[] = {3, 2};
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) die("readlink /proc/self/exe: %s", strerror(errno));
+  self[len] = '\0';
+  for (size_t s = 0; s < 2; s++) {
+    uint64_t bytes = o->quick ? quick_sizes[s] : full_sizes[s];
+    char count[32], rounds[16];
+    snprintf(count, sizeof count, "%llu", (unsigned long long)bytes);
+    snprintf(rounds, sizeof rounds, "%d", o->quick ? quick_rounds[s] : full_rounds[s]);
+    char *argv[] = {self, (char *)"default-capture", (char *)o->writer, count, rounds, NULL};
+    /* Its rows go to this program's stdout, after what is printed so far. */
+    fflush(stdout);
+    pid_t pid;
+    int rc = posix_spawn(&pid, self, NULL, NULL, argv, environ);
+    if (rc != 0) die("posix_spawn %s: %s", self, strerror(rc));
+    int st = raw_wait(pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("default-capture: status %#x", st);
+  }
+}
+
 /* A live reader streaming a child's whole output through sup_output_read,
  * with backpressure_bytes set so that nothing is dropped: it polls
  * sup_output_fd (and so reads the pipe itself) and reads 64 KiB at a time
@@ -1915,10 +2041,11 @@ static void add_scale(scale_result *sum, const scale_result *one, int rounds) {
  * those 5 s: the raw loop and sup's reader run in alternating rounds, each
  * round in the other order, and the row's ratio is the median of the
  * rounds' ratios. The printed sides are the sums over the rounds. */
-static void row_scale(const struct opts *o) {
-  int n = o->quick ? 50 : 2000, rounds = o->quick ? 1 : 3;
-  double settle = o->quick ? 0.3 : 1.0, window = o->quick ? 1.0 : 5.0;
-  note("scale: %d children, a line every %d ms, %.0f s window per side, %d round%s",
+/* The raw epoll loop and sup's side `mode` (scale_side) in alternating
+ * rounds; prints the row's head up to the sides (the caller ends it). */
+static void scale_rounds(const struct opts *o, const char *row, int mode, int rounds, int n,
+                         double settle, double window) {
+  note("%s: %d children, a line every %d ms, %.0f s window per side, %d round%s", row,
        n, SCALE_PERIOD_MS, window, rounds, rounds == 1 ? "" : "s");
   scale_result raw = {0}, reader = {0};
   double ratios[8], raw_per_line[8], sup_per_line[8];
@@ -1926,16 +2053,16 @@ static void row_scale(const struct opts *o) {
     scale_result a, b;
     if (r % 2 == 0) {
       a = scale_side(2, n, settle, window, o->child);
-      b = scale_side(0, n, settle, window, o->child);
+      b = scale_side(mode, n, settle, window, o->child);
     } else {
-      b = scale_side(0, n, settle, window, o->child);
+      b = scale_side(mode, n, settle, window, o->child);
       a = scale_side(2, n, settle, window, o->child);
     }
-    if (a.lines == 0 || b.lines == 0) die("scale: a side read no lines");
+    if (a.lines == 0 || b.lines == 0) die("%s: a side read no lines", row);
     raw_per_line[r] = a.cpu_ms * 1e3 / (double)a.lines;
     sup_per_line[r] = b.cpu_ms * 1e3 / (double)b.lines;
     ratios[r] = sup_per_line[r] / raw_per_line[r];
-    note("scale round %d: raw %.2f us/line, sup %.2f us/line, %.3fx", r,
+    note("%s round %d: raw %.2f us/line, sup %.2f us/line, %.3fx", row, r,
          raw_per_line[r], sup_per_line[r], ratios[r]);
     add_scale(&raw, &a, rounds);
     add_scale(&reader, &b, rounds);
@@ -1943,20 +2070,38 @@ static void row_scale(const struct opts *o) {
   double sorted[8];
   memcpy(sorted, ratios, sizeof(double) * (size_t)rounds);
   qsort(sorted, (size_t)rounds, sizeof *sorted, cmp_double);
-  scale_result drained = scale_side(3, n, settle, window, o->child);
-  scale_result capture = scale_side(1, n, settle, window, o->child);
-  printf("{\"row\":\"scale\",\"period_ms\":%d,\"line_bytes\":%d,\"rounds\":%d,"
+  printf("{\"row\":\"%s\",\"period_ms\":%d,\"line_bytes\":%d,\"rounds\":%d,"
          "\"ratio_p50\":%.4f,\"round_ratios\":[",
-         SCALE_PERIOD_MS, SCALE_LINE, rounds, sorted[rounds / 2]);
+         row, SCALE_PERIOD_MS, SCALE_LINE, rounds, sorted[rounds / 2]);
   for (int r = 0; r < rounds; r++) printf("%s%.4f", r ? "," : "", ratios[r]);
   printf("],");
   print_scale("baseline", &raw);
   putchar(',');
   print_scale("sup", &reader);
+}
+
+static void row_scale(const struct opts *o) {
+  int n = o->quick ? 50 : 2000, rounds = o->quick ? 1 : 3;
+  double settle = o->quick ? 0.3 : 1.0, window = o->quick ? 1.0 : 5.0;
+  scale_rounds(o, "scale", 0, rounds, n, settle, window);
   putchar(',');
+  scale_result drained = scale_side(3, n, settle, window, o->child);
+  scale_result capture = scale_side(1, n, settle, window, o->child);
   print_scale("sup_drained", &drained);
   putchar(',');
   print_scale("sup_capture", &capture);
+  printf("}\n");
+  fflush(stdout);
+}
+
+/* The default live reader: the scale row's reader without
+ * backpressure_bytes (every shim's line iterator, a harness showing output
+ * live), sup's loop reading the pipes and handing each chunk over, against
+ * the same C epoll, in alternating rounds as the scale row. */
+static void row_default_reader(const struct opts *o) {
+  int n = o->quick ? 50 : 2000, rounds = o->quick ? 1 : 3;
+  double settle = o->quick ? 0.3 : 1.0, window = o->quick ? 1.0 : 5.0;
+  scale_rounds(o, "default_reader", 3, rounds, n, settle, window);
   printf("}\n");
   fflush(stdout);
 }
@@ -2155,6 +2300,7 @@ static const struct {
     {"spawn_sandbox", row_spawn_sandbox},
     {"spawn_user", row_spawn_user},
     {"capture", row_capture},
+    {"default_capture", row_default_capture},
     {"stream", row_stream},
     {"abort", row_abort},
     {"interrupt", row_interrupt},
@@ -2163,6 +2309,7 @@ static const struct {
     {"cpu_input_wait", row_cpu_input_wait},
     {"scale", row_scale},
     {"children", row_children},
+    {"default_reader", row_default_reader},
     {"rss", row_rss},
     {"heap", row_heap},
 };
@@ -2171,6 +2318,7 @@ enum { NROWS = sizeof ROWS / sizeof *ROWS };
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "peer") == 0) return peer(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "rss") == 0) return rss_main(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "default-capture") == 0) return default_capture_main(argc, argv);
 
   /* sup and the raw loops share this process's malloc. glibc raises its
    * mmap threshold each time a large block is freed, so whether a 16 MiB
@@ -2197,12 +2345,13 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--quick] [--rows spawn,spawn_cgroup,spawn_limits,spawn_sandbox,spawn_user,\n"
-              "                 heap,capture,stream,abort,"
-              "interrupt,idle,max_runtime,cpu_input_wait,children,rss,scale]\n"
+              "                 heap,capture,default_capture,stream,abort,"
+              "interrupt,idle,max_runtime,cpu_input_wait,children,rss,scale,default_reader]\n"
               "                 [--writer PATH] [--child PATH]\n"
               "       %s peer {raw|sup} {spawn|capture} COUNT\n"
-              "       %s rss {keep|sup|sup-output|sup-both|base} WRITER BYTES\n",
-              argv[0], argv[0], argv[0]);
+              "       %s rss {keep|sup|sup-output|sup-both|base} WRITER BYTES\n"
+              "       %s default-capture WRITER BYTES ROUNDS\n",
+              argv[0], argv[0], argv[0], argv[0]);
       return 2;
     }
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer_pool.hpp"
 #include "capture.hpp"
 #include "json_text.hpp"
 #include "signal_names.hpp"
@@ -397,6 +398,95 @@ TEST(CaptureOutOfMemory, NoMemoryAtAllCountsOnly) {
   EXPECT_EQ(c.kept_size(), 0u);
   EXPECT_EQ(c.omitted(), all.size());
   expect_consistent(c, all);
+}
+
+TEST(BufferPool, GivesBackTheSameBufferForTheSameSize) {
+  sup::BufferPool* pool = sup::BufferPool::shared();
+  ASSERT_NE(pool, nullptr);
+  const size_t size = 2u << 20;
+  char* p = static_cast<char*>(std::malloc(size));
+  ASSERT_NE(p, nullptr);
+  pool->give(p, size);
+  EXPECT_EQ(pool->take(size + 4096), nullptr);  // only the exact size
+  char* again = pool->take(size);
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(pool->take(size), nullptr);  // taken once
+  // Usable whole, whatever it holds.
+  std::fill(again, again + size, 'y');
+  EXPECT_EQ(again[size - 1], 'y');
+  std::free(again);
+}
+
+TEST(BufferPool, SmallAndHugeBuffersAreNotKept) {
+  sup::BufferPool* pool = sup::BufferPool::shared();
+  ASSERT_NE(pool, nullptr);
+  const size_t small = sup::BufferPool::kPooledFrom - 1;
+  pool->give(static_cast<char*>(std::malloc(small)), small);
+  EXPECT_EQ(pool->take(small), nullptr);
+  pool->give(nullptr, 4u << 20);  // harmless
+}
+
+TEST(BufferPool, KeepsTheNewestWhenFull) {
+  sup::BufferPool* pool = sup::BufferPool::shared();
+  ASSERT_NE(pool, nullptr);
+  const size_t base = 3u << 20;
+  std::vector<char*> given;
+  for (int i = 0; i <= sup::BufferPool::kSlots; ++i) {
+    given.push_back(static_cast<char*>(std::malloc(base + i * 4096)));
+    pool->give(given.back(), base + i * 4096);
+  }
+  // The first was freed to make room; every later one is there.
+  EXPECT_EQ(pool->take(base), nullptr);
+  for (int i = 1; i <= sup::BufferPool::kSlots; ++i) {
+    char* p = pool->take(base + i * 4096);
+    EXPECT_EQ(p, given[i]) << i;
+    std::free(p);
+  }
+}
+
+TEST(BufferPool, ACaptureReusesTheBufferTheLastOneLeft) {
+  // At the default limit the buffer jumps to the whole 16 MiB past 64 KiB:
+  // the second capture gets the first one's, with its own bytes in it.
+  const uint64_t limit = 16u << 20;
+  sup::BufferPool* pool = sup::BufferPool::shared();
+  ASSERT_NE(pool, nullptr);
+  while (char* p = pool->take(limit)) std::free(p);  // what earlier tests left
+  std::string chunk(100 * 1024, 'a');
+  const char* first;
+  {
+    sup::Capture c(limit, 0);
+    c.append(chunk.data(), chunk.size());
+    c.append(chunk.data(), chunk.size());
+    first = c.next_append() - 2 * chunk.size();
+  }
+  sup::Capture c(limit, 0);
+  std::string mine = numbered(200 * 1024);
+  c.append(mine.data(), 1000);
+  c.append(mine.data() + 1000, mine.size() - 1000);
+  EXPECT_EQ(c.next_append() - mine.size(), first);
+  EXPECT_EQ(c.kept(), mine);
+  EXPECT_EQ(c.total(), mine.size());
+}
+
+TEST(BufferPool, ATestsOwnReallocIsNotPooled) {
+  // A capture growing through a stand-in leaves the pool alone both ways.
+  sup::BufferPool* pool = sup::BufferPool::shared();
+  ASSERT_NE(pool, nullptr);
+  const size_t limit = 16u << 20;
+  while (char* p = pool->take(limit)) std::free(p);
+  char* pooled = static_cast<char*>(std::malloc(limit));
+  pool->give(pooled, limit);
+  auto grow = [](void* p, size_t n) noexcept { return std::realloc(p, n); };
+  std::string chunk(100 * 1024, 'b');
+  {
+    sup::Capture c(limit, 0, grow);
+    c.append(chunk.data(), chunk.size());
+    EXPECT_NE(c.next_append() - chunk.size(), pooled);
+  }
+  char* still = pool->take(limit);
+  EXPECT_EQ(still, pooled);
+  EXPECT_EQ(pool->take(limit), nullptr);  // nor was the stand-in's added
+  std::free(still);
 }
 
 TEST(CaptureKeepAll, EveryByteKeptAndCounted) {
