@@ -202,26 +202,10 @@ void confine_option(int c, const char *arg, struct confine_options *o)
     fd_option(arg, o);
     break;
   case COPT_INPUT_WAIT:
-    switch (parse_duration(arg, &o->input_wait_timeout_ms)) {
-    case PARSE_OK:
-      break;
-    case PARSE_INVALID:
-      usage_error("--input-wait-timeout: invalid duration '%s'", arg);
-    case PARSE_TOO_LARGE:
-      o->input_wait_timeout_ms = 0; /* as the other timeouts: no limit */
-      break;
-    }
+    duration_option(arg, "--input-wait-timeout", &o->input_wait_timeout_ms, 0);
     break;
   case COPT_TTY_STOP:
-    switch (parse_duration(arg, &o->tty_stop_timeout_ms)) {
-    case PARSE_OK:
-      break;
-    case PARSE_INVALID:
-      usage_error("--tty-stop-timeout: invalid duration '%s'", arg);
-    case PARSE_TOO_LARGE:
-      o->tty_stop_timeout_ms = 0; /* as the other timeouts: no limit */
-      break;
-    }
+    duration_option(arg, "--tty-stop-timeout", &o->tty_stop_timeout_ms, 0);
     break;
   case COPT_LIMIT:
     limit_option(arg, o);

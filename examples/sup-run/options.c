@@ -332,8 +332,8 @@ static _Noreturn void bad_long_option(const struct option *longopts, const char 
 /* A limit too far for the library's clock (past MAX_DURATION_MS) is no
  * limit, as GNU timeout takes a huge duration: 0 for a timeout, the
  * longest grace (no SIGKILL) for --grace. */
-static void duration_option(const char *arg, const char *option, uint64_t *out_ms,
-                            uint64_t too_large)
+void duration_option(const char *arg, const char *option, uint64_t *out_ms,
+                     uint64_t too_large)
 {
   switch (parse_duration(arg, out_ms)) {
   case PARSE_OK:

@@ -178,6 +178,10 @@ enum parse_result { PARSE_OK, PARSE_INVALID, PARSE_TOO_LARGE };
  * millisecond), or GNU timeout's (1d, 1e3, 0x1p-3, inf). A value past
  * MAX_DURATION_MS is PARSE_TOO_LARGE with *out_ms set to MAX_DURATION_MS. */
 enum parse_result parse_duration(const char *s, uint64_t *out_ms);
+/* parse_duration for OPTION's ARG: a usage error when invalid; too_large
+ * where it is past the library's clock (0 for a timeout: no limit). */
+void duration_option(const char *arg, const char *option, uint64_t *out_ms,
+                     uint64_t too_large);
 /* GNU timeout's DURATION: a floating-point number as strtod reads it, not
  * negative, with an optional s, m, h or d. Seconds in *out. */
 bool parse_gnu_duration(const char *s, double *out);

@@ -438,14 +438,7 @@ typedef struct {
 static int cg_child(void *arg) {
   const cg_child_args *a = arg;
   if (a->procs >= 0 && syscall(SYS_write, a->procs, "0", 1) != 1) return 126;
-  for (int sig = 1; sig < NSIG; sig++) {
-    struct sigaction sa;
-    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
-    if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
-    sa.sa_handler = SIG_DFL;
-    sa.sa_flags = 0;
-    sigaction(sig, &sa, NULL);
-  }
+  reset_handled_signals();
   if (dup2(a->null_fd, 0) < 0 || dup2(a->out, 1) < 0 || dup2(a->err, 2) < 0) return 126;
   setpgid(0, 0);
   sigprocmask(SIG_SETMASK, a->mask, NULL);
@@ -827,14 +820,7 @@ static void raw_confined_true(enum confine_kind kind, long abi) {
   pid_t pid = vfork();
   if (pid < 0) die("vfork: %s", strerror(errno));
   if (pid == 0) {
-    for (int sig = 1; sig < NSIG; sig++) {
-      struct sigaction sa;
-      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
-      if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
-      sa.sa_handler = SIG_DFL;
-      sa.sa_flags = 0;
-      sigaction(sig, &sa, NULL);
-    }
+    reset_handled_signals();
     if (kind == CONFINE_LIMITS) {
       /* sup starts SIGXCPU and SIGXFSZ at their default whenever
        * cpu_seconds or file_bytes is set, even where the host ignores them

@@ -437,3 +437,14 @@ void beside_self(char *out, size_t cap, const char *rel) {
   if (slash) *slash = '\0';
   if ((size_t)snprintf(out, cap, "%s/%s", self, rel) >= cap) die("path too long");
 }
+
+void reset_handled_signals(void) {
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction sa;
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
+    if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+    sa.sa_handler = SIG_DFL;
+    sa.sa_flags = 0;
+    sigaction(sig, &sa, NULL);
+  }
+}

@@ -92,6 +92,9 @@ void keeper_init(keeper *k, uint64_t limit);
 void keeper_append(keeper *k, const char *d, size_t n);
 char *keeper_join(keeper *k, size_t *len);
 void raw_keep_all(raw_child *c, keeper *out, keeper *err, int tee_fd);
+/* In a vfork/clone child before exec: every handled signal back to its
+ * default, as posix_spawn and sup do (ignored ones stay ignored). */
+void reset_handled_signals(void);
 
 /* ---- sup side ----------------------------------------------------------- */
 

@@ -471,7 +471,9 @@ TEST(OutOfGroup, MainProcessIsKilledAfterGraceAndReaped) {
   // stranger's).
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (std::getline(stat, line)) EXPECT_EQ(line.find("(perl) Z"), std::string::npos) << line;
+  if (std::getline(stat, line)) {
+    EXPECT_EQ(line.find("(perl) Z"), std::string::npos) << line;
+  }
 }
 
 TEST(OutOfGroup, ReleaseEndsItAtOnce) {

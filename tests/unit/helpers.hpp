@@ -4,6 +4,10 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sup.h>
@@ -261,5 +265,48 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Runs this test binary again with only the tests `filter` names and
+// `marker`=1 added to its environment (the tests it names skip without it),
+// as the leader of a new session whose controlling terminal and stdin is a
+// PTY made here; its output stays the test's. Expects it to exit 0 within
+// `seconds`, the master drained meanwhile (a hang-up would end its session).
+inline void rerun_on_own_terminal(const std::string& filter, const char* marker, int seconds) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = '\0';
+  std::string gtest_filter = "--gtest_filter=" + filter;
+  char* argv[] = {self, gtest_filter.data(), nullptr};
+  // Its environment is this one's plus the marker, made before the fork.
+  std::string set_marker = std::string(marker) + "=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(set_marker.data());
+  env.push_back(nullptr);
+  pid_t host = fork();
+  if (host == 0) {
+    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0 || dup2(slave, 0) < 0) _exit(126);
+    close(master);
+    close(slave);
+    execve(self, argv, env.data());
+    _exit(127);
+  }
+  ASSERT_GT(host, 0);
+  close(slave);
+  fcntl(master, F_SETFL, O_NONBLOCK);
+  int status = 0;
+  for (int i = 0; i < seconds * 100; ++i) {
+    if (waitpid(host, &status, WNOHANG) == host) break;
+    char buf[256];
+    (void)!read(master, buf, sizeof buf);
+    usleep(10000);
+  }
+  close(master);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the host on the terminal failed (its output is above)";
+}
 
 }  // namespace suptest

@@ -174,44 +174,7 @@ TEST_F(TtyStopOnTerminal, BothLimitsTheEarlierWins) {
 }
 
 TEST(TtyStop, OnAHostsTerminal) {
-  int master = -1, slave = -1;
-  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
-  char self[4096];
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  ASSERT_GT(len, 0);
-  self[len] = '\0';
-  std::string filter = "--gtest_filter=TtyStopOnTerminal.*";
-  char* argv[] = {self, filter.data(), nullptr};
-  std::string marker = std::string(kHostOnTerminal) + "=1";
-  std::vector<char*> env;
-  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
-  env.push_back(marker.data());
-  env.push_back(nullptr);
-  pid_t host = fork();
-  if (host == 0) {
-    // The terminal becomes the new session's controlling terminal and the
-    // host's stdin; its output stays the test's.
-    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0 || dup2(slave, 0) < 0) _exit(126);
-    close(master);
-    close(slave);
-    execve(self, argv, env.data());
-    _exit(127);
-  }
-  ASSERT_GT(host, 0);
-  close(slave);
-  // The master stays open (a hang-up would end the host's session) and is
-  // drained, although nothing should be written to it.
-  fcntl(master, F_SETFL, O_NONBLOCK);
-  int status = 0;
-  for (int i = 0; i < 9000; ++i) {
-    if (waitpid(host, &status, WNOHANG) == host) break;
-    char buf[256];
-    (void)!read(master, buf, sizeof buf);
-    usleep(10000);
-  }
-  close(master);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the host on the terminal failed (its output is above)";
+  suptest::rerun_on_own_terminal("TtyStopOnTerminal.*", kHostOnTerminal, 90);
 }
 
 }  // namespace
