@@ -25,6 +25,8 @@ import threading
 import time
 import unittest
 
+import clean_signals
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SUP_RUN = os.environ.get("SUP_RUN") or os.path.join(
@@ -1600,6 +1602,7 @@ class NewOptionsHelp(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    clean_signals.start_clean()
     if not os.access(SUP_RUN, os.X_OK) or stat.S_ISDIR(os.stat(SUP_RUN).st_mode):
         sys.exit(f"sup-run not found at {SUP_RUN}: build it or set SUP_RUN")
     unittest.main()

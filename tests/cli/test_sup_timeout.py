@@ -20,6 +20,8 @@ import tempfile
 import time
 import unittest
 
+import clean_signals
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SUP_TIMEOUT = os.environ.get("SUP_TIMEOUT") or os.path.join(
@@ -540,4 +542,5 @@ class SupOnlyOptions(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    clean_signals.start_clean()
     unittest.main()

@@ -136,22 +136,32 @@ uint64_t child_ignored(const std::string& extra) {
 
 uint64_t bit(int sig) { return uint64_t{1} << (sig - 1); }
 
-// Sets SIG_IGN for sigs while alive, puts back what was there.
+// While alive, the host ignores exactly sigs: they are set to SIG_IGN, and
+// every other signal this process was started ignoring is at its default
+// (a suite run as a background job of a non-interactive shell starts with
+// SIGINT and SIGQUIT ignored, which the child would rightly keep). Puts
+// back what was there.
 class Ignoring {
  public:
   explicit Ignoring(std::initializer_list<int> sigs) {
-    for (int sig : sigs) {
-      struct sigaction ign {}, old {};
-      ign.sa_handler = SIG_IGN;
-      sigaction(sig, &ign, &old);
-      saved_.push_back({sig, old});
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction now {};
+      if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &now) != 0) continue;
+      if (now.sa_handler != SIG_IGN || std::find(sigs.begin(), sigs.end(), sig) != sigs.end()) continue;
+      set(sig, SIG_DFL);
     }
+    for (int sig : sigs) set(sig, SIG_IGN);
   }
   ~Ignoring() {
-    for (auto& [sig, old] : saved_) sigaction(sig, &old, nullptr);
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sigaction(it->first, &it->second, nullptr);
   }
 
  private:
+  void set(int sig, void (*disposition)(int)) {
+    struct sigaction to {}, old {};
+    to.sa_handler = disposition;
+    if (sigaction(sig, &to, &old) == 0) saved_.push_back({sig, old});
+  }
   std::vector<std::pair<int, struct sigaction>> saved_;
 };
 
