@@ -240,7 +240,6 @@ class Process {
   void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
     containment_.set(std::move(cgroup), std::move(fallback));
   }
-  bool in_cgroup() const noexcept { return containment_.in_cgroup(); }
   // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
   void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
   // At the clone, before the loop or a caller can see the process: what
