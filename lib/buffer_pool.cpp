@@ -6,11 +6,16 @@
 
 namespace sup {
 
-BufferPool* BufferPool::shared() noexcept {
-  // Never destroyed: the loop thread may release a process while the host
-  // exits. What it holds stays reachable from here.
-  static BufferPool* pool = new (std::nothrow) BufferPool;
-  return pool;
+namespace {
+std::atomic<BufferPool*> g_shared{nullptr};
+}  // namespace
+
+BufferPool* BufferPool::shared() noexcept { return g_shared.load(std::memory_order_acquire); }
+
+void BufferPool::set_shared(BufferPool* pool) noexcept { g_shared.store(pool, std::memory_order_release); }
+
+BufferPool::~BufferPool() {
+  for (Slot& slot : slots_) std::free(slot.data);
 }
 
 char* BufferPool::take(size_t size) noexcept {

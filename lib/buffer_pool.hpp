@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -19,12 +20,19 @@ namespace sup {
 // Giving them up lazily (MADV_FREE) was measured too: the next capture's
 // writes to them then cost more than the faults saved (8.3 ms).
 //
-// One pool for the process, under its own lock, taken only with try_lock:
-// a caller never waits for it (a busy pool is a miss, the buffer freed or
-// malloc'd as without it), and a child forked while another thread held it
-// does not hang on it.
+// One pool for the process, the engine's (engine.hpp: made with it, and
+// with it freed, kept buffers included, at exit or dlclose, once every
+// process has gone), under its own lock, taken only with try_lock: a caller
+// never waits for it (a busy pool is a miss, the buffer freed or malloc'd
+// as without it), and a child forked while another thread held it does not
+// hang on it. Without an engine there is no pool: buffers are malloc's.
 class BufferPool {
  public:
+  BufferPool() = default;
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
   // Buffers smaller than this are malloc's business.
   static constexpr size_t kPooledFrom = 1u << 20;
   // Nor is one larger than this kept (a capture keeping every byte grows
@@ -32,8 +40,11 @@ class BufferPool {
   static constexpr size_t kPooledUpTo = 32u << 20;
   static constexpr int kSlots = 1;
 
-  // nullptr only if it could not be made (out of memory at the first use).
+  // The engine's pool; nullptr while no engine exists.
   static BufferPool* shared() noexcept;
+  // The engine makes `pool` the shared one, and withdraws it (nullptr) as it
+  // ends, after its threads have stopped and every process has gone.
+  static void set_shared(BufferPool* pool) noexcept;
 
   // A buffer of exactly `size` bytes (malloc'd, to be given back or freed
   // with free()), or nullptr when none is kept.
@@ -43,7 +54,6 @@ class BufferPool {
   void give(char* p, size_t size) noexcept;
 
  private:
-  BufferPool() = default;
   struct Slot {
     char* data = nullptr;
     size_t size = 0;

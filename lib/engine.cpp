@@ -85,6 +85,7 @@ Engine::Engine() : generation_(fork_generation()), read_buffer_(kReadBufferSize)
     throw;
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  BufferPool::set_shared(&buffer_pool_);
   set_alive(true);
 }
 
@@ -95,6 +96,9 @@ Engine::~Engine() {
   wake_.wake();
   loop_thread_.join();
   uv_loop_close(&loop_);
+  // No process is left to give a capture buffer back: the pool, kept
+  // buffers included, goes with the engine (a leak at dlclose otherwise).
+  BufferPool::set_shared(nullptr);
   // Every child has ended and its cgroup is gone; the host's directories
   // go too, and the sentinel is told (its destructor) that all is done.
   remove_host_cgroups();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "buffer_pool.hpp"
 #include "clock.hpp"
 #include "deadline_timer.hpp"
 #include "engine_links.hpp"
@@ -141,6 +142,8 @@ class Engine {
   Spawner spawner_{sentinel_, lifetimes_, wake_, dev_null_};
   SentinelLink sentinel_link_{sentinel_, spawner_, dev_null_};
   GroupIndex group_index_;
+  // Capture buffers kept from one process for the next (buffer_pool.hpp).
+  BufferPool buffer_pool_;
   // Set by the engine's end (or a start that failed half way), for the
   // loop thread to shut down when next woken.
   std::atomic<bool> stopping_{false};
