@@ -156,21 +156,7 @@ def test_stdin_fileno_is_the_pipe_as_subprocess_code_uses_it() -> None:
 
 def test_stdout_none_is_the_hosts_descriptor_unless_an_idle_clock_watches() -> None:
     # The child sees the host's terminal itself (subprocess's meaning).
-    code = "r = sup.run(['sh', '-c', 'test -t 1 && echo tty || echo no-tty'])\n"
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.execv(sys.executable, [sys.executable, "-c", "import sup\n" + code])
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 1024)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
-    os.close(master)
+    out = tty_host("import sup\nr = sup.run(['sh', '-c', 'test -t 1 && echo tty || echo no-tty'])\n")
     assert out.strip() == b"tty", out
     # Nothing captured: the bytes went to the descriptor.
     out2 = _host("r = sup.run(['echo', 'direct'])\nassert r.result.stdout == b'', r.result\n")
