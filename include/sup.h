@@ -1109,18 +1109,25 @@ SUP_API int64_t sup_output_total(sup_proc *p, int stream);
  * call sup_output_read until it gives 0 bytes; at 0 bytes with sup_poll(p, 0)
  * == 1 the stream has ended. Do not read from it or close it; it may be
  * dup(2)ed. Created on first call; the same fd afterwards.
- * With backpressure_bytes set, a plain pipe (not "tee", not "pty") and the
- * child running, the descriptor is an epoll set that also holds the pipe,
- * and the reader reads the pipe itself: sup_output_read takes the bytes
- * from the pipe straight into buf (still keeping them, counting them and
- * restarting the idle clock), and sup's own thread stops watching the
- * pipe, so that each write wakes one thread, the reader's. The window is
- * then the pipe's buffer: the child blocks once it holds 64 KiB that the
- * reader has not read; bytes left in the pipe count for the idle clock when
- * they are read, by the reader or, at the latest, by sup when the idle
- * limit falls due. The pipe goes back to sup's thread at its end of file,
- * when a thread waits on the stream in sup_output_wait (which waits on what
- * sup has read), and once sup ends the child or the main process exits.
+ * For a plain pipe (not "tee", not "pty") while the child runs, the
+ * descriptor is an epoll set that also holds the pipe, and the reader reads
+ * the pipe itself: sup_output_read takes the bytes from the pipe straight
+ * into buf (still keeping them, counting them and restarting the idle
+ * clock), and sup's own thread stops watching the pipe, so that each write
+ * wakes one thread, the reader's. Bytes left in the pipe count for the idle
+ * clock when they are read, by the reader or, at the latest, by sup when
+ * the idle limit falls due. With backpressure_bytes set, the window is then
+ * the pipe's buffer: the child blocks once it holds 64 KiB that the reader
+ * has not read. Without it the child never waits for the reader for long:
+ * the pipe is only lent, and sup's thread takes it back (and captures as
+ * usual) when the reader has left bytes unread for 100-300 ms, or read big
+ * chunks and still left half a pipe unread; the reader takes it again once
+ * it has read all that sup holds. The pipe goes back to sup's thread at its
+ * end of file, when a thread waits on the stream in sup_output_wait (which
+ * waits on what sup has read), and once sup ends the child or the main
+ * process exits. A thread in sup_poll while a reader holds a pipe waits for
+ * the exit only, and a reader arriving while a thread is in sup_poll takes
+ * the pipe once that thread leaves.
  * Returns the descriptor (>= 0).
  * Errors: SUP_EINVAL (NULL handle, bad stream), SUP_EMFILE, SUP_ENOMEM,
  * SUP_ECHILD.

@@ -163,6 +163,7 @@ void Engine::shut_down() {
   lifetimes_.start_queued(&loop_);
   lifetimes_.end_all();
   deadlines_.close();
+  leases_.close();
   wake_.close();
   sentinel_link_.close();
 }

@@ -2,7 +2,8 @@
 // pidfd, pipe and deadline and runs whether or not the host calls in, and
 // the parts it is made of, each in its own file: the spawner (spawner.hpp),
 // the wake-ups and requests from API threads (loop_wake.hpp), the deadline
-// timer (deadline_timer.hpp), the processes from clone to free
+// timer (deadline_timer.hpp), the pipes lent to live readers
+// (reader_leases.hpp), the processes from clone to free
 // (lifetimes.hpp), the sentinel's watch (sentinel_link.hpp), and what a
 // fork() does to all of it (engine_fork.cpp).
 #pragma once
@@ -23,6 +24,7 @@
 #include "lifetimes.hpp"
 #include "loop_wake.hpp"
 #include "proc_tree.hpp"
+#include "reader_leases.hpp"
 #include "sentinel.hpp"
 #include "sentinel_link.hpp"
 #include "spawner.hpp"
@@ -92,6 +94,10 @@ class Engine {
   void set_deadline(Process& proc, Nanos when) { deadlines_.set(proc, when); }
   void clear_deadline(Process& proc) { deadlines_.clear(proc); }
 
+  // Loop thread only: proc's reader reads a pipe itself, lent until the
+  // reader leaves bytes unread (ReaderLeases); hold throws LaunchError.
+  void hold_lease(Process& proc) { leases_.hold(proc, &loop_); }
+  void drop_lease(Process& proc) noexcept { leases_.drop(proc); }
   // The loop thread's scratch buffer for pipe reads.
   char* read_buffer() noexcept { return read_buffer_.data(); }
   size_t read_buffer_size() const noexcept { return read_buffer_.size(); }
@@ -138,6 +144,7 @@ class Engine {
   Sentinel sentinel_;
   LoopWake wake_;
   DeadlineTimer deadlines_;
+  ReaderLeases leases_;
   Lifetimes lifetimes_;
   Spawner spawner_{sentinel_, lifetimes_, wake_, dev_null_};
   SentinelLink sentinel_link_{sentinel_, spawner_, dev_null_};

@@ -100,6 +100,7 @@ void Engine::forget_after_fork() noexcept {
   // they.
   wake_.forget();
   deadlines_.forget();
+  leases_.forget();
   sentinel_link_.forget();
   dev_null_.reset();
   sentinel_.abandon();

@@ -41,6 +41,11 @@ struct EngineLinks {
   Nanos deadline_at = 0;
   DeadlineSet::node_type deadline_node;
   Process* next_due = nullptr;
+  // Loop thread (ReaderLeases): a reader reads a pipe of it itself, and the
+  // sweep looks at it; its neighbours in that list.
+  bool leased = false;
+  Process* prev_lease = nullptr;
+  Process* next_lease = nullptr;
 };
 
 }  // namespace sup

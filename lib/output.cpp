@@ -206,10 +206,11 @@ void Process::sync_watches() {
 }
 
 bool Process::can_drive() const noexcept {
+  // Nor while a reader reads a pipe itself (direct_read.cpp).
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !host_terminal_.lent() &&
-         backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !released();
+         backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !any_direct() && !released();
 }
 
 void Process::retire(UniqueFd& fd) noexcept {

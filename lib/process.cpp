@@ -352,7 +352,12 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
   if (resume && !is_final()) request(kResume);
   // Everything sup holds is read: the next bytes are in the pipe, for a
   // reader that reads it itself (direct_read.cpp).
-  if (caught_up && cap > 0 && pipe.direct.load(std::memory_order_acquire)) return read_direct(pipe, pos, buf, cap);
+  if (caught_up && cap > 0) {
+    if (pipe.direct.load(std::memory_order_acquire)) return read_direct(pipe, pos, buf, cap);
+    // Lent before, and taken back while the reader was away or behind.
+    if (pipe.lease_lapsed.load(std::memory_order_relaxed) && retake_lease(pipe))
+      return read_direct(pipe, pos, buf, cap);
+  }
   return static_cast<int64_t>(n);
 }
 

@@ -98,6 +98,21 @@ struct OutputPipe {
   // The reader reads the pipe itself (sup_output_read) and the loop does
   // not watch it. Changed under work_mu_; read without it as a hint.
   std::atomic<bool> direct{false};
+  // Without backpressure the pipe is only lent (reader_leases.hpp): the
+  // reader's reads of it (taking the lease counts as one) and whether one
+  // since the last sweep found the pipe well filled (the reader may be
+  // behind the child), written under work_mu_ and read by the sweep
+  // without it; that count at the last sweep, the loop's.
+  std::atomic<uint64_t> direct_reads{0};
+  std::atomic<bool> direct_full{false};
+  uint64_t reads_at_sweep = 0;
+  // The last sweep found bytes waiting and no read since the one before
+  // (the loop's): if the next finds the same, the reader has left them.
+  bool unread_seen = false;
+  // The loop took the pipe back, or a caller driving the process held it
+  // when the reader came: the reader takes it again once it has read all
+  // that sup holds. Set under work_mu_; read without it as a hint.
+  std::atomic<bool> lease_lapsed{false};
   // Loop thread only.
   bool open() const noexcept { return fd.valid(); }
   // The result's "routed" (route_name); immutable.
@@ -305,6 +320,10 @@ class Process {
   // The deadline armed through Engine::set_deadline is due, or within
   // Engine::kTimerLead (DeadlineTimer).
   void on_deadline();
+  // ReaderLeases' sweep, the loop's one entry for it: takes back each pipe
+  // whose reader left bytes unread since the last sweep, or fell behind
+  // the child (direct_read.cpp). Returns whether a reader still holds one.
+  bool check_reader_leases();
   // Before the engine frees a released process (Lifetimes::free_released):
   // what a caller's finish left open is closed (it is final by then).
   void before_disposal() noexcept;
@@ -391,12 +410,27 @@ class Process {
   void note_output() noexcept;
 
   // direct_read.cpp, each under work_mu_.
-  // Whether a reader may take the pipe: backpressure set, a plain pipe (no
-  // terminal, no tee), the main process running and nothing lifted yet.
+  // Whether a reader may ever take the pipe: a plain pipe (no terminal, no
+  // tee), the main process running and nothing lifted yet.
+  bool leasable(const OutputPipe& pipe) const noexcept;
+  // Whether it may take it now: leasable, and no caller drives the process.
   bool can_read_directly(const OutputPipe& pipe) const noexcept;
-  // sup_output_fd's first call (under mu_ too, ready_fd made): the reader
-  // gets the pipe where it may, in reader_set; else nothing changes.
+  // sup_output_fd's first call (under mu_ too, ready_fd made): where the
+  // pipe is leasable, the reader gets reader_set, and the pipe in it now
+  // or (a caller driving) later; else nothing changes.
   void offer_direct(OutputPipe& pipe) noexcept;
+  // The pipe into the reader's set, the loop's watch stopped at its next
+  // turn (kReader). Returns false if epoll refused it.
+  bool take_lease(OutputPipe& pipe) noexcept;
+  // read_output's step for a reader that has read all that sup holds of a
+  // pipe it held before: takes it again if it may (takes work_mu_).
+  bool retake_lease(OutputPipe& pipe);
+  // check_reader_leases' first look, without work_mu_: whether a lent
+  // pipe's reader has neither read since the last sweep nor read big
+  // chunks (else it keeps up, and the pipe stays lent), or none is lent.
+  bool lease_in_doubt(OutputPipe& pipe) noexcept;
+  // Its second, under work_mu_: the reader left bytes unread.
+  bool reader_left_bytes(OutputPipe& pipe) noexcept;
   // The pipe is the loop's again; out of the reader's set. The caller
   // requests kReader, or (on the loop) watches it itself.
   void end_direct(OutputPipe& pipe) noexcept;

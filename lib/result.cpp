@@ -94,6 +94,7 @@ void Process::tear_down() noexcept {
   reap();
   exit_watch_.close();
   engine_.clear_deadline(*this);
+  engine_.drop_lease(*this);
   close_pipe(out_);
   close_pipe(err_);
   close_stdin();

@@ -3,6 +3,7 @@
  *
  *   bench_ab A.so B.so spawn  [ROUNDS]           (default 100 rounds of 10)
  *   bench_ab A.so B.so chatty CHILD [ROUNDS] [N] (default 6 rounds, 2000)
+ *   bench_ab A.so B.so chatty-default CHILD [ROUNDS] [N]
  *   bench_ab A.so B.so capture WRITER MIB [ROUNDS] [WRITER_CPU]
  *                                               (default 20 rounds)
  *
@@ -12,7 +13,8 @@
  * /bin/true, one sample per spawn, and the process's CPU (getrusage, every
  * thread) per spawn over each side's batches. chatty: N children of
  * `CHILD chatty 100` (bench_child), a live reader on every sup_output_fd
- * with backpressure_bytes set, sup_output_read until empty; the process's
+ * with backpressure_bytes set (chatty-default: without it), sup_output_read
+ * until empty; the process's
  * CPU per line read over a 3 s window after a 1 s settle, per round.
  * capture: `WRITER BYTES` (bench_writer) captured whole (sup_poll(p, -1)),
  * one sample per capture: MB/s, and the process's CPU per MiB. Run under
@@ -162,10 +164,12 @@ static void raise_fd_limit(void) {
   }
 }
 
+static int chatty_backpressure = 1;
+
 static double chatty_window(const lib *l, const char *child, int n) {
   char json[1024];
-  snprintf(json, sizeof json,
-           "{\"argv\": [\"%s\", \"chatty\", \"100\"], \"backpressure_bytes\": 1048576}", child);
+  snprintf(json, sizeof json, "{\"argv\": [\"%s\", \"chatty\", \"100\"]%s}", child,
+           chatty_backpressure ? ", \"backpressure_bytes\": 1048576" : "");
   sup_proc **procs = calloc((size_t)n, sizeof *procs);
   uint64_t *pos = calloc((size_t)n, sizeof *pos);
   if (!procs || !pos) die("out of memory");
@@ -278,7 +282,7 @@ static void row_capture(const lib *a, const lib *b, const char *writer, uint64_t
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr,
-            "usage: %s A.so B.so spawn [ROUNDS]\n       %s A.so B.so chatty CHILD [ROUNDS] [N]\n"
+            "usage: %s A.so B.so spawn [ROUNDS]\n       %s A.so B.so chatty|chatty-default CHILD [ROUNDS] [N]\n"
             "       %s A.so B.so capture WRITER MIB [ROUNDS] [WRITER_CPU]\n",
             argv[0], argv[0], argv[0]);
     return 2;
@@ -286,7 +290,8 @@ int main(int argc, char **argv) {
   lib a = load(argv[1]), b = load(argv[2]);
   if (strcmp(argv[3], "spawn") == 0) {
     row_spawn(&a, &b, argc > 4 ? atoi(argv[4]) : 100);
-  } else if (strcmp(argv[3], "chatty") == 0 && argc > 4) {
+  } else if ((strcmp(argv[3], "chatty") == 0 || strcmp(argv[3], "chatty-default") == 0) && argc > 4) {
+    chatty_backpressure = strcmp(argv[3], "chatty") == 0;
     row_chatty(&a, &b, argv[4], argc > 5 ? atoi(argv[5]) : 6, argc > 6 ? atoi(argv[6]) : 2000);
   } else if (strcmp(argv[3], "capture") == 0 && argc > 5) {
     row_capture(&a, &b, argv[4], strtoull(argv[5], NULL, 10), argc > 6 ? atoi(argv[6]) : 20,

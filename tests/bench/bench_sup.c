@@ -1854,8 +1854,8 @@ typedef struct {
  * watched for `window_s` after `settle_s`. mode 0: sup with a live reader
  * (sup_output_fd in one epoll, sup_output_read until empty, lines counted)
  * and backpressure_bytes set, so that the reader reads each pipe itself;
- * mode 3: the same reader without backpressure, sup's loop draining the
- * pipes and the reader copying from it; mode 1: sup capturing, nobody
+ * mode 3: the same reader without backpressure, each pipe lent to the
+ * reader (sup's loop takes back one whose reader leaves bytes unread); mode 1: sup capturing, nobody
  * reading; mode 2: raw, the same children started as sup starts them, their
  * stdout and stderr in one epoll, read and lines counted. CPU is getrusage(RUSAGE_SELF), every thread of this process
  * (the library's too), none of the children's. */
@@ -2082,7 +2082,7 @@ static void row_scale(const struct opts *o) {
 
 /* The default live reader: the scale row's reader without
  * backpressure_bytes (every shim's line iterator, a harness showing output
- * live), sup's loop reading the pipes and handing each chunk over, against
+ * live), each pipe lent to the reader (reader_leases.hpp), against
  * the same C epoll, in alternating rounds as the scale row. */
 static void row_default_reader(const struct opts *o) {
   int n = o->quick ? 50 : 2000, rounds = o->quick ? 1 : 3;

@@ -114,8 +114,9 @@ class Source:
     ``read_into`` is the one path to the library: a single ctypes call to
     ``sup_output_read`` straight into the caller's memory, and a wait in
     ``poll(2)`` on the dup of ``sup_output_fd`` only when that call found
-    nothing. The fd is asked for before the first read, so that with
-    ``backpressure`` set the reader reads the pipe itself (see sup.h).
+    nothing. The fd is asked for before the first read, so that the reader
+    reads a plain pipe itself (see sup.h: with ``backpressure`` held back,
+    without it only lent).
     """
 
     def __init__(self, handle: _lib.Handle, stream: int, name: str) -> None:
