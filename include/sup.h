@@ -307,7 +307,11 @@
  *   to start the child in its cgroup; a name found on PATH only as a
  *   directory is SUP_EACCES (was SUP_ENOENT); sup never keeps a descriptor
  *   of its own at 0, 1 or 2, and no longer fills a host's closed 0-2 with
- *   /dev/null.
+ *   /dev/null; without backpressure_bytes a live reader on sup_output_fd
+ *   reads a plain pipe itself too (the pipe lent, see sup_output_fd), so
+ *   the descriptor is an epoll set there as well, and a reader that falls
+ *   behind loses at most what the capture dropped (bytes it read from the
+ *   pipe before are its own).
  */
 #ifndef SUP_H
 #define SUP_H
