@@ -20,9 +20,13 @@ using suptest::now_ms;
 using suptest::q;
 using suptest::sh;
 
-// What the tests promise: seen within 100 ms of the state beginning, plus
-// what a loaded machine adds; asserted with a wide margin.
-constexpr int kSeenWithinMs = 2000;
+// How long a test waits for a reader to be seen at all. What sup promises,
+// seen within 100 ms of the state beginning plus what a loaded machine adds,
+// is asserted where it is measured (SchedulerLag's allowance); this is only how
+// long a test waits before it says "never" (2 s was once too short for a
+// cgroup-mode child under TSan, with tests/load.sh 3 and the suite's other
+// passes beside it).
+constexpr int kSeenWithinMs = 10000;
 constexpr int kNeverOverMs = 1000;
 
 // Read system calls this process (every thread: the library's too) has made.
@@ -141,20 +145,20 @@ TEST(InputWait, NodeReadlineQuestion) {
            "\"require('readline').createInterface({input: process.stdin, output: process.stdout})"
            ".question('name? ', (a) => { console.log('hi ' + a); process.exit(0); })\"], \"pty\": true}");
   started(p.get(), "name? ");
-  ASSERT_GE(ms_until_waiting(p.get(), 5000), 0);
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
   // The same through a pipe: libuv waits in epoll_wait on fd 0 itself.
   SPAWN(piped, "{\"argv\": [\"node\", \"-e\", "
                "\"require('readline').createInterface({input: process.stdin, output: process.stdout})"
                ".question('name? ', (a) => process.exit(0))\"], \"stdin\": \"pipe\"}");
   started(piped.get(), "name? ");
-  ASSERT_GE(ms_until_waiting(piped.get(), 5000), 0);
+  ASSERT_GE(ms_until_waiting(piped.get()), 0);
 }
 
 TEST(InputWait, GoScanln) {
 #ifdef SUP_GO_SCANLN
   SPAWN(p, "{\"argv\": [" + q(SUP_GO_SCANLN) + "], \"stdin\": \"pipe\"}");
   started(p.get(), "name? ");
-  ASSERT_GE(ms_until_waiting(p.get(), 5000), 0);
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
   ASSERT_EQ(sup_input_write(p.get(), "gopher\n", 7, nullptr), 0);
   ASSERT_TRUE(p.wait());
   EXPECT_NE(p.output(SUP_STDOUT).find("hello gopher"), std::string::npos);
@@ -374,7 +378,7 @@ TEST(InputWait, ACallerSeesAWaitAfterALongSilenceAtOnce) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   ASSERT_EQ(sup_input_wanted(p.get()), 0);
   // The wait begins ~500 ms from now, right after the stamp.
-  ASSERT_GE(ms_until_waiting(p.get(), 10000), 0) << "never seen waiting";
+  ASSERT_GE(ms_until_waiting(p.get()), 0) << "never seen waiting";
   const double seen = wall_ms();
   ASSERT_TRUE(suptest::eventually([&] { return child_stamp_ms(p.get()) > 0; }));
   const double ms = seen - child_stamp_ms(p.get());
@@ -410,7 +414,7 @@ TEST(InputWait, AReaderWhoseParentEndedIsStillOfTheGroup) {
   // asynchronous command reads /dev/null unless given another stdin.)
   SPAWN(p, sh("exec 3<&0; (sh -c 'read x' <&3 3<&- &); echo up; exec sleep 100", pipe_stdin()));
   started(p.get(), "up");
-  ASSERT_GE(ms_until_waiting(p.get(), 4000), 0);
+  ASSERT_GE(ms_until_waiting(p.get()), 0);
 }
 
 TEST(InputWait, ReadInCgroupMode) {
