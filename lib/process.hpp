@@ -425,9 +425,9 @@ class Process {
   // read_output's step for a reader that has read all that sup holds of a
   // pipe it held before: takes it again if it may (takes work_mu_).
   bool retake_lease(OutputPipe& pipe);
-  // check_reader_leases' first look, without work_mu_: whether a lent
-  // pipe's reader has neither read since the last sweep nor read big
-  // chunks (else it keeps up, and the pipe stays lent), or none is lent.
+  // check_reader_leases' first look at a lent pipe, without work_mu_:
+  // whether its reader has not read since the last sweep or has read big
+  // chunks (else it keeps up, and the pipe stays lent).
   bool lease_in_doubt(OutputPipe& pipe) noexcept;
   // Its second, under work_mu_: the reader left bytes unread.
   bool reader_left_bytes(OutputPipe& pipe) noexcept;
