@@ -13,19 +13,19 @@ void Process::fall_back_to_group(std::string why) noexcept {
 }
 
 void Process::tree_after_exit() noexcept {
-  if (escalation_.stage() != Escalation::interrupt_sent) containment_.end_tree(pid_);
+  if (escalation_.stage() != Escalation::interrupt_sent) containment_.end_tree(main_.pid());
 }
 
 void Process::signal_tree_on_loop(int sig) noexcept {
   if (sig == SIGKILL && lifecycle_ == Lifecycle::draining) {
-    containment_.end_tree(pid_);
+    containment_.end_tree(main_.pid());
     return;
   }
-  signal_tree(sig, 0, !status_lost_);
+  signal_tree(sig, 0, !main_.status_lost());
 }
 
 int Process::signal_tree(int sig, int then_sig, bool group_signalled) noexcept {
-  return containment_.signal(sig, then_sig, pid_, group_signalled);
+  return containment_.signal(sig, then_sig, main_.pid(), group_signalled);
 }
 
 }  // namespace sup

@@ -29,9 +29,9 @@ struct SignalSent {
 // interrupt_signal(), on_timeout()) are immutable and read by any thread
 // (sup_interrupt's first step sends the signal from the caller's). All else
 // is under the process's work_mu_: the loop thread, or a caller finishing
-// the process. What callers send without that lock is latched in Process's
-// atomics (caller_kill_at_, interrupt_latch_) and adopted into this state
-// under it (Process::adopt_caller_signals).
+// the process. What callers send without that lock is latched in
+// CallerSignals (caller_signals.hpp) and adopted into this state under it
+// (Process::adopt_caller_signals).
 class EscalationState {
  public:
   // After SIGKILL to the group, how long a pipe may stay open before the

@@ -14,7 +14,7 @@ namespace sup {
 
 uint64_t Process::output_seen() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  return out_.capture.total() + err_.capture.total();
+  return out_.capture().total() + err_.capture().total();
 }
 
 int Process::input_wanted() {
@@ -23,7 +23,7 @@ int Process::input_wanted() {
   // the next call has a look to compare with and the result can say.
   if (input_wait_.ask()) request(kRearm);
   const int cgroup_dir = containment_.cgroup_dir();
-  int verdict = input_wait_.look(engine_.group_index(), pid_, cgroup_dir, output_seen(), /*blocking=*/true);
+  int verdict = input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, output_seen(), /*blocking=*/true);
   // A reader seen for the first time: asleep now, but it may be fed the
   // next instant. Whether it stays asleep takes a second look.
   if (verdict == 0) {
@@ -31,7 +31,7 @@ int Process::input_wanted() {
     if (wait > 0) {
       const timespec pause{0, static_cast<long>(wait)};
       nanosleep(&pause, nullptr);
-      if (!is_final()) verdict = input_wait_.look(engine_.group_index(), pid_, cgroup_dir, output_seen(), /*blocking=*/true);
+      if (!is_final()) verdict = input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, output_seen(), /*blocking=*/true);
     }
   }
   // Final meanwhile: the pid looked at may already be another's.
@@ -48,7 +48,7 @@ void Process::look_for_input(Nanos now) {
   if (any_held_back()) return;
   // "tty_stop_timeout_ms": one waitid, no /proc read.
   if (due >= input_wait_.stop_check_due(deadlines_.last_activity())) {
-    const int sig = TtyStop::stop_signal(pidfd_.get());
+    const int sig = TtyStop::stop_signal(main_.pidfd());
     input_wait_.stop_checked((sig == SIGTTIN || sig == SIGTTOU) && !caller_stopped_on_terminal(), now_ns());
   }
   // Nothing in the tree ran since the last whole look: nothing was written
@@ -56,11 +56,11 @@ void Process::look_for_input(Nanos now) {
   if (due >= input_wait_.look_due(deadlines_.last_activity()) &&
       input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
     // Bytes already in a pipe are output, even if the loop has not read them.
-    for (OutputPipe* pipe : {&out_, &err_})
-      if (pipe->open() && !pipe->direct.load(std::memory_order_relaxed) && !read_pipe(*pipe, 1)) close_pipe(*pipe);
+    for (OutputStream* pipe : {&out_, &err_})
+      if (pipe->open() && !pipe->lent() && !read_pipe(*pipe, 1)) close_pipe(*pipe);
     if (ended()) return;
     if (now_ns() + Engine::kTimerLead >= input_wait_.look_due(deadlines_.last_activity()))
-      input_wait_.look(engine_.group_index(), pid_, containment_.cgroup_dir(), output_seen(), /*blocking=*/false);
+      input_wait_.look(engine_.group_index(), main_.pid(), containment_.cgroup_dir(), output_seen(), /*blocking=*/false);
   }
   if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
 }
@@ -69,13 +69,7 @@ bool Process::caller_stopped_on_terminal() const noexcept {
   // sup_signal's records (host_signal.cpp), newest first: the last signal
   // that stops or continues decides. A caller's own SIGTTIN or SIGTTOU is
   // a pause it chose, not a wait for input.
-  const unsigned claimed = std::min(host_sent_count_.load(std::memory_order_acquire), kHostSignalSlots);
-  for (unsigned i = claimed; i-- > 0;) {
-    const int sig = host_sent_[i].signal.load(std::memory_order_acquire);
-    if (sig == SIGTTIN || sig == SIGTTOU) return true;
-    if (sig == SIGCONT || sig == SIGSTOP || sig == SIGTSTP) return false;
-  }
-  return false;
+  return signals_.last_stop_on_terminal();
 }
 
 }  // namespace sup

@@ -288,7 +288,7 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, const ChildCo
   DumpableKeeper keep_dumpable(confine != nullptr && confine->changes_ids());
   // No exit signal, so a child that fails before exec does not raise SIGCHLD
   // in the host. execve resets the exit signal to SIGCHLD: from then on the
-  // child is an ordinary child of the host's (see Process::leader_exited_now).
+  // child is an ordinary child of the host's (see MainProcess::exited_now).
   // The child starts with the cloning thread's mask: everything blocked.
   sigset_t all, previous;
   sigfillset(&all);

@@ -43,19 +43,18 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   auto* self = static_cast<Process*>(handle->data);
   std::lock_guard<std::mutex> work(self->work_mu_);
   if (self->final_on_loop()) return;
-  self->on_output_ready(handle == self->out_.poll.get() ? self->out_ : self->err_);
+  self->on_output_ready(handle == self->out_.watch().get() ? self->out_ : self->err_);
 }
 
 void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
-  pid_ = pid;
   deadlines_.launched(started_at);
-  out_.fd = std::move(out_fd);
-  err_.fd = std::move(err_fd);
+  out_.attach(std::move(out_fd));
+  err_.attach(std::move(err_fd));
   input_.feed_from(std::move(stdin_fd));
   host_terminal_.lend(std::move(tty_fd), host_pgrp);
   std::lock_guard<std::mutex> lock(mu_);
-  pidfd_ = std::move(pidfd);
+  main_.launched(pid, std::move(pidfd));
 }
 
 void Process::start(uv_loop_t* loop, bool tracked) noexcept {
@@ -73,11 +72,11 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // Made now, so that a watch that cannot be made ends the child now. A
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
-    make_watch(exit_watch_, pidfd_.get(), "pidfd");
+    make_watch(exit_watch_, main_.pidfd(), "pidfd");
     // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
     // with "pty" the terminal carries both, read as stdout.
-    if (out_.open()) make_watch(out_.poll, out_.fd.get(), "stdout");
-    if (err_.open()) make_watch(err_.poll, err_.fd.get(), "stderr");
+    if (out_.open()) make_watch(out_.watch(), out_.fd(), "stdout");
+    if (err_.open()) make_watch(err_.watch(), err_.fd(), "stderr");
     if (drivers_ > 0)
       stepped_back_ = true;
     else
@@ -104,12 +103,12 @@ void Process::end_unwatched(bool drain) noexcept {
       if (!escalation_.kill_sent()) kill_group(now_ns());
     } catch (const std::bad_alloc&) {
       // Not recorded, but sent.
-      const bool delivered = !status_lost_ && send_to_child(SIGKILL);
+      const bool delivered = !main_.status_lost() && send_to_child(SIGKILL);
       signal_tree(SIGKILL, 0, true);
       escalation_.killed(now_ns(), delivered, /*draining=*/false);
     }
-    await_leader_exit();
-    leader_exited_now();
+    main_.await_exit();
+    main_.exited_now();
     lifecycle_ = Lifecycle::draining;
   }
   // drain: what is in the pipes is kept, as at any end (a child start()
@@ -117,10 +116,10 @@ void Process::end_unwatched(bool drain) noexcept {
   if (drain) {
     backpressure_lifted_ = true;
     try {
-      for (OutputPipe* pipe : {&out_, &err_}) {
+      for (OutputStream* pipe : {&out_, &err_}) {
         {
           std::lock_guard<std::mutex> lock(mu_);
-          pipe->paused = false;
+          pipe->set_held(false);
         }
         if (pipe->open()) drain_pipe(*pipe);
       }
@@ -169,30 +168,30 @@ void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, 
   check_uv(uv_poll_start(watch.get(), UV_READABLE, on_ready), "uv_poll_start", what);
 }
 
-void Process::watch_pipe(OutputPipe& pipe, bool probe) {
-  if (pipe.direct.load(std::memory_order_relaxed)) return;  // its reader reads it (direct_read.cpp)
-  start_made_watch(pipe.poll, on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
+void Process::watch_pipe(OutputStream& pipe, bool probe) {
+  if (pipe.lent()) return;  // its reader reads it (direct_read.cpp)
+  start_made_watch(pipe.watch(), on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
 }
 
 void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
     start_made_watch(exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
-  for (OutputPipe* pipe : {&out_, &err_})
-    if (pipe->poll && pipe->open() && !pipe->paused)
+  for (OutputStream* pipe : {&out_, &err_})
+    if (pipe->watch() && pipe->open() && !pipe->held())
       watch_pipe(*pipe, probe);
 }
 
 void Process::sync_watches() {
   if (drivers_ > 0 && !stepped_back_) {
     stepped_back_ = true;
-    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &out_.poll, &err_.poll})
+    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &out_.watch(), &err_.watch()})
       if (*handle) uv_poll_stop(handle->get());
   } else if (drivers_ == 0 && stepped_back_) {
     stepped_back_ = false;
     // A caller that saw the exit but found the loop busy with the process
     // leaves it to the loop: handled now, instead of watching for it again.
-    if (lifecycle_ == Lifecycle::running && exit_shows() && leader_exited_now()) {
+    if (lifecycle_ == Lifecycle::running && main_.exit_shows() && main_.exited_now()) {
       leader_gone();
       if (ended()) return;
     }
@@ -209,8 +208,8 @@ bool Process::can_drive() const noexcept {
   // Nor while a reader reads a pipe itself (direct_read.cpp).
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
-  return lifecycle_ == Lifecycle::running && pid_ != 0 && pidfd_.valid() && !host_terminal_.lent() &&
-         backpressure_bytes_ == 0 && !out_.tee && !err_.tee && !any_direct() && !released();
+  return lifecycle_ == Lifecycle::running && main_.pid() != 0 && main_.has_pidfd() && !host_terminal_.lent() &&
+         backpressure_bytes_ == 0 && !out_.tee() && !err_.tee() && !any_direct() && !released();
 }
 
 void Process::retire(UniqueFd& fd) noexcept {
@@ -225,7 +224,7 @@ void Process::retire(UniqueFd& fd) noexcept {
   fd.reset();
 }
 
-void Process::on_output_ready(OutputPipe& pipe) {
+void Process::on_output_ready(OutputStream& pipe) {
   // A few reads per wakeup: enough to drain a full pipe, not so many that a
   // firehose on one child starves the others on the loop.
   constexpr int kReadsPerWakeup = 4;
@@ -233,10 +232,10 @@ void Process::on_output_ready(OutputPipe& pipe) {
   pipe_ended(pipe);
 }
 
-void Process::pipe_ended(OutputPipe& pipe) {
+void Process::pipe_ended(OutputStream& pipe) {
   // The last pipe to close after the main process: publish first, and let
   // finish() close it (the caller is waiting for the result).
-  const OutputPipe& other = &pipe == &out_ ? err_ : out_;
+  const OutputStream& other = &pipe == &out_ ? err_ : out_;
   if (lifecycle_ == Lifecycle::draining && !other.open()) {
     finish_after_copies();
     return;
@@ -255,8 +254,8 @@ void Process::pipe_ended(OutputPipe& pipe) {
     // the loop this once.
     adopt_caller_signals();
     bool shown = false;
-    yield_until(now_ns(), kExitAfterEofWait, [&] { return shown = exit_shows(); });
-    if (shown && leader_exited_now()) {
+    yield_until(now_ns(), kExitAfterEofWait, [&] { return shown = main_.exit_shows(); });
+    if (shown && main_.exited_now()) {
       leader_gone();
       return;
     }
@@ -270,41 +269,34 @@ void Process::note_output() noexcept {
   if (deadlines_.note_output(now_ns())) request(kRearm);
 }
 
-Nanos Process::held_back_read() const noexcept {
-  Nanos last = 0;
-  for (const OutputPipe* pipe : {&out_, &err_})
-    if (pipe->paused) last = std::max(last, pipe->last_read.load(std::memory_order_relaxed));
-  return last;
-}
+Nanos Process::held_back_read() const noexcept { return std::max(out_.held_back_read(), err_.held_back_read()); }
 
-bool Process::read_pipe(OutputPipe& pipe, int max_reads, bool until_empty) {
+bool Process::read_pipe(OutputStream& pipe, int max_reads, bool until_empty) {
   return read_pipe(pipe, engine_.read_buffer(), engine_.read_buffer_size(), max_reads, until_empty);
 }
 
-bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty) {
+bool Process::read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads, bool until_empty) {
   for (int i = 0; i < max_reads; ++i) {
-    if (pipe.paused) return true;
-    ssize_t n = read(pipe.fd.get(), buf, cap);
+    if (pipe.held()) return true;
+    ssize_t n = pipe.read_some(buf, cap);
     if (n > 0) {
       note_output();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        pipe.capture.append(buf, static_cast<size_t>(n));
-        signal_ready(pipe);
+        pipe.keep(buf, static_cast<size_t>(n));
         if (waiters_ > 0) changed_.notify_all();
       }
-      if (pipe.tee) {
+      if (pipe.tee()) {
         tee_copy(pipe, buf, static_cast<size_t>(n));
         // The tee's reader has gone: read as the end of the stream, which
         // the caller closes.
-        if (tee_ended_stream(pipe)) return false;
+        if (pipe.tee_ended()) return false;
       }
       hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
     }
     if (n == 0) return false;
-    if (errno == EINTR) continue;
     // Any other error leaves nothing more to read: a terminal's master says
     // EIO once every descriptor of the child's side is closed, after the
     // last byte written there has been read.
@@ -313,54 +305,46 @@ bool Process::read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, 
   return true;
 }
 
-bool Process::drain_pipe(OutputPipe& pipe) {
-  // A pipe's read takes up to the read buffer (64 KiB); a terminal's at most
-  // its line discipline's 4 KiB, of the 64 KiB or so the kernel buffers
-  // before a writer blocks: enough reads for all of that, or what the
-  // child wrote last would look like a leftover holding the terminal.
-  constexpr int kDrainReads = 16;
-  constexpr int kTerminalDrainReads = 64;
-  return !read_pipe(pipe, pipe.terminal ? kTerminalDrainReads : kDrainReads, /*until_empty=*/true);
+bool Process::drain_pipe(OutputStream& pipe) {
+  return !read_pipe(pipe, pipe.drain_reads(), /*until_empty=*/true);
 }
 
-void Process::close_pipe(OutputPipe& pipe) {
-  end_direct(pipe);
-  pipe.poll.close();
-  retire(pipe.fd);
+void Process::close_pipe(OutputStream& pipe) {
+  UniqueFd fd = pipe.close();
+  retire(fd);
   std::lock_guard<std::mutex> lock(mu_);
-  pipe.paused = false;
+  pipe.set_held(false);
 }
 
-void Process::hold_back_if_needed(OutputPipe& pipe) {
-  if (backpressure_bytes_ == 0 || pipe.paused || backpressure_lifted_) return;
+void Process::hold_back_if_needed(OutputStream& pipe) {
+  if (backpressure_bytes_ == 0 || pipe.held() || backpressure_lifted_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (pipe.capture.total() - pipe.consumer_pos <= backpressure_bytes_) return;
-    pipe.paused = true;
+    if (pipe.unread() <= backpressure_bytes_) return;
+    pipe.set_held(true);
   }
-  uv_poll_stop(pipe.poll.get());
+  uv_poll_stop(pipe.watch().get());
 }
 
-bool Process::any_held_back() const noexcept { return out_.paused || err_.paused; }
+bool Process::any_held_back() const noexcept { return out_.held() || err_.held(); }
 
 void Process::lift_backpressure() {
   if (backpressure_lifted_) return;
   // Also what a tee's slow host fd holds back.
   backpressure_lifted_ = true;
-  for (OutputPipe* pipe : {&out_, &err_}) {
+  for (OutputStream* pipe : {&out_, &err_}) {
     // A pipe its reader reads itself is the loop's again, and watched.
-    const bool was_direct = pipe->direct.load(std::memory_order_relaxed);
-    end_direct(*pipe);
-    if (!pipe->paused && !was_direct) continue;
-    pipe->tee_held = false;
+    const bool was_lent = pipe->take_back(/*lapse=*/false);
+    if (!pipe->held() && !was_lent) continue;
+    pipe->set_tee_held(false);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      pipe->paused = false;
+      pipe->set_held(false);
     }
     // No watch was made for a pipe its reader took before the loop started
     // the child, if start() failed to make one: that child is ended
     // unwatched (end_unwatched).
-    if (!pipe->open() || !pipe->poll) continue;
+    if (!pipe->open() || !pipe->watch()) continue;
     try {
       watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {
@@ -376,12 +360,12 @@ void Process::lift_backpressure() {
 
 void Process::resume_held_back() {
   bool resumed = false;
-  for (OutputPipe* pipe : {&out_, &err_}) {
-    if (!pipe->paused || pipe->tee_held) continue;
+  for (OutputStream* pipe : {&out_, &err_}) {
+    if (!pipe->held() || pipe->tee_held()) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (pipe->capture.total() - pipe->consumer_pos > resume_at()) continue;
-      pipe->paused = false;
+      if (pipe->unread() > resume_at()) continue;
+      pipe->set_held(false);
     }
     try {
       watch_pipe(*pipe, /*probe=*/true);

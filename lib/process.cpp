@@ -46,16 +46,6 @@ uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
 // memory. Only the codes the header lists for these calls.
 int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
 
-void set_readable(int fd) {
-  uint64_t one = 1;
-  (void)!write(fd, &one, sizeof one);
-}
-
-void clear_readable(int fd) {
-  uint64_t count;
-  (void)!read(fd, &count, sizeof count);
-}
-
 // How long an API thread waits awake for the loop's next step when that
 // step is microseconds away (the result after the exit, the reap after the
 // result), before it sleeps on the condition variable: a sleep there costs
@@ -91,13 +81,12 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
   // room is reserved by escalation_.
-  out_.routed = route_name(spec.stdout_route);
-  err_.routed = route_name(spec.stderr_route);
-  if (spec.stdout_route == Route::tee) out_.tee = TeeSink::open(1);
-  if (spec.stderr_route == Route::tee) err_.tee = TeeSink::open(2);
   // One terminal carries both streams: read as stdout, stderr empty.
-  out_.terminal = spec.pty;
-  if (spec.pty) out_.routed = err_.routed = "pty";
+  out_.set_route(spec.pty ? "pty" : route_name(spec.stdout_route),
+                 spec.stdout_route == Route::tee ? TeeSink::open(1) : nullptr);
+  err_.set_route(spec.pty ? "pty" : route_name(spec.stderr_route),
+                 spec.stderr_route == Route::tee ? TeeSink::open(2) : nullptr);
+  if (spec.pty) out_.set_terminal();
 }
 
 Process::~Process() {
@@ -134,7 +123,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // stamp output it reads late and could find the first-output deadline
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
-  if (input_.feeding() || host_terminal_.lent() || out_.tee || err_.tee || backpressure_bytes_ > 0 ||
+  if (input_.feeding() || host_terminal_.lent() || out_.tee() || err_.tee() || backpressure_bytes_ > 0 ||
       requests_.load(std::memory_order_acquire) != 0)
     return now;
   const Nanos deadline = next_deadline();
@@ -228,9 +217,9 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
       // Before start(), the loop sees drivers_ and starts no watch; after,
       // it stops them when woken for it.
       wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
-      watched[0] = {pidfd_.get(), POLLIN, 0};
-      watched[1] = {out_.open() ? out_.fd.get() : -1, POLLIN, 0};
-      watched[2] = {err_.open() ? err_.fd.get() : -1, POLLIN, 0};
+      watched[0] = {main_.pidfd(), POLLIN, 0};
+      watched[1] = {out_.open() ? out_.fd() : -1, POLLIN, 0};
+      watched[2] = {err_.open() ? err_.fd() : -1, POLLIN, 0};
     }
   }
   if (!driving) return wait_on_pidfd(timeout_ms);
@@ -258,7 +247,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
       const int reads = kReadsPerWakeup;
       for (int i = 1; running && i < 3; ++i) {
         if (watched[i].revents == 0) continue;
-        OutputPipe& pipe = i == 1 ? out_ : err_;
+        OutputStream& pipe = i == 1 ? out_ : err_;
         // At EOF, or closed by the loop (a deadline's check): not polled
         // again; the loop closes it, or finish_from_caller reads the 0.
         if (!pipe.open() || !read_pipe(pipe, buf.get(), engine_.read_buffer_size(), reads, false))
@@ -295,8 +284,8 @@ bool Process::wait_on_pidfd(int timeout_ms) {
     std::lock_guard<std::mutex> lock(mu_);
     // Not final, so finish() has not closed the pidfd (it does so under
     // mu_): the duplicate is of our main process's.
-    if (is_final() || released() || !pidfd_.valid()) return false;
-    fd = fcntl(pidfd_.get(), F_DUPFD_CLOEXEC, 3);
+    if (is_final() || released() || !main_.has_pidfd()) return false;
+    fd = fcntl(main_.pidfd(), F_DUPFD_CLOEXEC, 3);
   }
   if (fd < 0) return false;  // out of fds: the condition variable alone
   pollfd exited{fd, POLLIN, 0};
@@ -310,12 +299,12 @@ bool Process::wait_on_pidfd(int timeout_ms) {
 int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
   // The wait is on the capture, which a reader reading its pipe itself
   // fills only as it reads: such a pipe goes back to the loop.
-  if (out_pos != SUP_POS_IGNORE && out_.direct.load(std::memory_order_relaxed)) hand_back_direct(out_);
-  if (err_pos != SUP_POS_IGNORE && err_.direct.load(std::memory_order_relaxed)) hand_back_direct(err_);
+  if (out_pos != SUP_POS_IGNORE && out_.lent()) hand_back_direct(out_);
+  if (err_pos != SUP_POS_IGNORE && err_.lent()) hand_back_direct(err_);
   std::unique_lock<std::mutex> lock(mu_);
   ++waiters_;
   bool ready = wait_until(changed_, lock, timeout_ms, [&] {
-    return is_final() || released() || out_.capture.total() > out_pos || err_.capture.total() > err_pos;
+    return is_final() || released() || out_.capture().total() > out_pos || err_.capture().total() > err_pos;
   });
   --waiters_;
   if (released()) return SUP_ECANCELED;  // even if final: see wait_final
@@ -323,7 +312,7 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
 }
 
 int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
-  OutputPipe& pipe = pipe_for(stream);
+  OutputStream& pipe = pipe_for(stream);
   bool resume = false;
   bool caught_up = false;
   size_t n;
@@ -331,62 +320,50 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     std::lock_guard<std::mutex> lock(mu_);
     // A position past the end would make the unread count wrap, and a
     // held-back stream would then never resume.
-    if (*pos > pipe.capture.total()) return SUP_EINVAL;
-    if (pipe.capture.lent() && cap > 0 && *pos < pipe.capture.total()) {
+    Capture& capture = pipe.capture();
+    if (*pos > capture.total()) return SUP_EINVAL;
+    if (capture.lent() && cap > 0 && *pos < capture.total()) {
       try {
         bring_back_kept(pipe);
       } catch (const std::bad_alloc&) {
         return SUP_ENOMEM;
       }
     }
-    n = pipe.capture.lent() ? 0 : pipe.capture.read_at(pos, buf, cap);
-    if (n > 0) pipe.last_read.store(now_ns(), std::memory_order_relaxed);
-    caught_up = n == 0 && *pos == pipe.capture.total();
-    if (*pos > pipe.consumer_pos) pipe.consumer_pos = *pos;
-    resume = pipe.paused && pipe.capture.total() - pipe.consumer_pos <= resume_at();
-    if (pipe.ready_signaled && pipe.consumer_pos >= pipe.capture.total() && !is_final()) {
-      clear_readable(pipe.ready_fd.get());
-      pipe.ready_signaled = false;
-    }
+    n = capture.lent() ? 0 : capture.read_at(pos, buf, cap);
+    if (n > 0) pipe.note_read(now_ns());
+    caught_up = n == 0 && *pos == capture.total();
+    pipe.reader_at(*pos);
+    resume = pipe.held() && pipe.unread() <= resume_at();
+    pipe.clear_ready_if_caught_up(is_final());
   }
   if (resume && !is_final()) request(kResume);
   // Everything sup holds is read: the next bytes are in the pipe, for a
   // reader that reads it itself (direct_read.cpp).
   if (caught_up && cap > 0) {
-    if (pipe.direct.load(std::memory_order_acquire)) return read_direct(pipe, pos, buf, cap);
+    const PipeHolder holder = pipe.holder();
+    if (holder == PipeHolder::reader) return read_direct(pipe, pos, buf, cap);
     // Lent before, and taken back while the reader was away or behind.
-    if (pipe.lease_lapsed.load(std::memory_order_relaxed) && retake_lease(pipe))
-      return read_direct(pipe, pos, buf, cap);
+    if (holder == PipeHolder::lapsed && retake_lease(pipe)) return read_direct(pipe, pos, buf, cap);
   }
   return static_cast<int64_t>(n);
 }
 
-void Process::signal_ready(OutputPipe& pipe) {
-  if (!pipe.ready_fd.valid() || pipe.ready_signaled) return;
-  if (pipe.capture.total() > pipe.consumer_pos || is_final()) {
-    set_readable(pipe.ready_fd.get());
-    pipe.ready_signaled = true;
-  }
-}
-
 int Process::output_fd(int stream) {
-  OutputPipe& pipe = pipe_for(stream);
+  OutputStream& pipe = pipe_for(stream);
   // work_mu_ first: whether the reader may take the pipe is the loop's state.
   std::lock_guard<std::mutex> work(work_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!pipe.ready_fd.valid()) {
-    int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (fd < 0) return fd_error(errno);
-    pipe.ready_fd.reset(fd);
-    signal_ready(pipe);
+  if (!pipe.has_ready_fd()) {
+    if (int rc = pipe.make_ready_fd(); rc < 0) return fd_error(-rc);
+    pipe.signal_ready(is_final());
     offer_direct(pipe);
   }
-  return pipe.reader_set.valid() ? pipe.reader_set.get() : pipe.ready_fd.get();
+  return pipe.reader_fd();
 }
 
 uint64_t Process::output_total(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  return pipe_for(stream).capture.total();
+  return pipe_for(stream).capture().total();
 }
 
 int Process::event_fd() {
@@ -403,7 +380,7 @@ int Process::event_fd() {
 
 uint64_t Process::omitted_bytes(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  return pipe_for(stream).capture.omitted();
+  return pipe_for(stream).capture().omitted();
 }
 
 void Process::flatten_kept() {
@@ -412,16 +389,16 @@ void Process::flatten_kept() {
   // the default limit). Once final nothing is appended, so whichever thread
   // comes first flattens, under mu_.
   if (!is_final()) return;
-  out_.capture.flatten();
-  err_.capture.flatten();
+  out_.capture().flatten();
+  err_.capture().flatten();
 }
 
 std::string_view Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   flatten_kept();
-  OutputPipe& pipe = pipe_for(stream);
+  OutputStream& pipe = pipe_for(stream);
   bring_back_kept(pipe);
-  Capture& capture = pipe.capture;
+  Capture& capture = pipe.capture();
   if (auto flat = capture.flat()) {
     capture.hand_out();
     return *flat;
@@ -455,13 +432,13 @@ void Process::release() {
     // next step; this thread does it if the loop is not at the process. Else
     // it is microseconds behind the result, and waited for awake first
     // (kAwakeWait).
-    if (is_final() && !reaped_.load(std::memory_order_acquire)) {
+    if (is_final() && !main_.reaped()) {
       std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
       if (work.owns_lock()) reap();
     }
-    yield_until(now_ns(), kAwakeWait, [this] { return reaped_.load(std::memory_order_acquire); });
+    yield_until(now_ns(), kAwakeWait, [this] { return main_.reaped(); });
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return reaped_.load(std::memory_order_relaxed); });
+    changed_.wait(lock, [this] { return main_.reaped(); });
   }
   // Calls still inside (woken above, or about to notice released_) leave
   // within microseconds; none can begin any more.
@@ -479,10 +456,10 @@ void Process::abandon() noexcept {
   input_.feed_watch().forget();
   // The parent's cgroup is the parent's to end and remove.
   containment_.disown();
-  out_.poll.forget();
-  err_.poll.forget();
-  out_.tee_watch.forget();
-  err_.tee_watch.forget();
+  for (OutputStream* pipe : {&out_, &err_}) {
+    pipe->watch().forget();
+    pipe->tee_watch().forget();
+  }
 }
 
 }  // namespace sup

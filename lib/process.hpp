@@ -1,5 +1,7 @@
-// One supervised child, composed of parts that own their state: the clock
-// (deadlines.hpp), the escalation (escalation_state.hpp), containment
+// One supervised child, composed of parts that own their state: the main
+// process (main_process.hpp), its output streams (output_stream.hpp), the
+// clock (deadlines.hpp), the escalation (escalation_state.hpp) and what
+// callers send without the loop (caller_signals.hpp), containment
 // (containment.hpp), the host's terminal (foreground.hpp), the child's stdin
 // (child_input.hpp), waiting for input (input_wait.hpp), confinement
 // (confine.hpp) and the result (result_builder.hpp). The loop thread drives
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "caller_signals.hpp"
 #include "capture.hpp"
 #include "child_input.hpp"
 #include "clock.hpp"
@@ -35,6 +38,8 @@
 #include "input_wait.hpp"
 #include "foreground.hpp"
 #include "json_text.hpp"
+#include "main_process.hpp"
+#include "output_stream.hpp"
 #include "result_builder.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
@@ -70,70 +75,6 @@ enum RequestBit : unsigned {
   kExpire = 64
 };
 
-// One of the child's output pipes, read on the loop thread.
-struct OutputPipe {
-  OutputPipe(int stream_number, uint64_t limit, uint64_t retain)
-      : stream(stream_number), capture(limit, retain) {}
-  const int stream;  // SUP_STDOUT or SUP_STDERR
-  // A pseudo-terminal's master ("pty"): reads give at most a few KiB, and
-  // EIO, once the child's side is closed, is its end of file.
-  bool terminal = false;
-  UniqueFd fd;
-  UvHandle<uv_poll_t> poll;
-  // Shared, under Process::mu_ (the loop thread, the only writer, may read
-  // without it). Held back for backpressure_bytes: set under the same lock
-  // as the unread count it is decided on, so a reader that drains
-  // everything either sees it set and asks for a resume, or prevents it.
-  bool paused = false;
-  Capture capture;
-  uint64_t consumer_pos = 0;
-  // sup_output_fd: an eventfd kept readable while total() > consumer_pos or
-  // the result is final (level semantics), under Process::mu_.
-  UniqueFd ready_fd;
-  bool ready_signaled = false;
-  // With backpressure_bytes: what sup_output_fd gave instead of ready_fd,
-  // an epoll set of ready_fd and, while `direct`, the pipe's fd. Made under
-  // work_mu_ and mu_, then kept until the handle goes.
-  UniqueFd reader_set;
-  // The reader reads the pipe itself (sup_output_read) and the loop does
-  // not watch it. Changed under work_mu_; read without it as a hint.
-  std::atomic<bool> direct{false};
-  // Without backpressure the pipe is only lent (reader_leases.hpp): the
-  // reader's reads of it (taking the lease counts as one) and whether one
-  // since the last sweep found the pipe well filled (the reader may be
-  // behind the child), written under work_mu_ and read by the sweep
-  // without it; that count at the last sweep, the loop's.
-  std::atomic<uint64_t> direct_reads{0};
-  std::atomic<bool> direct_full{false};
-  uint64_t reads_at_sweep = 0;
-  // The last sweep found bytes waiting and no read since the one before
-  // (the loop's): if the next finds the same, the reader has left them.
-  bool unread_seen = false;
-  // The loop took the pipe back, or a caller driving the process held it
-  // when the reader came: the reader takes it again once it has read all
-  // that sup holds. Set under work_mu_; read without it as a hint.
-  std::atomic<bool> lease_lapsed{false};
-  // Loop thread only.
-  bool open() const noexcept { return fd.valid(); }
-  // The result's "routed" (route_name); immutable.
-  const char* routed = "pipe";
-  // "tee": the copy to the host's fd (routing.cpp), its writability watch
-  // while the fd has not taken everything, and whether that holds the
-  // stream back (paused). Loop thread only.
-  std::unique_ptr<TeeSink> tee;
-  UvHandle<uv_poll_t> tee_watch;
-  bool tee_held = false;
-  // The tee's descriptor failed (its errno, 0: not): the result's
-  // "tee_error". With EPIPE the stream is ended as the descriptor's own
-  // reader leaving would end it. Loop thread only, until final.
-  int tee_errno = 0;
-  // When the stream's reader last took bytes (sup_output_read, or the tee's
-  // descriptor some copy), 0 for never: while the stream is held back, the
-  // idle clock counts from this or the child's last byte, whichever is
-  // later (Deadlines::silence_deadline). Written by readers, read by the loop.
-  std::atomic<Nanos> last_read{0};
-};
-
 struct ResolvedStdio;
 
 class Process {
@@ -166,19 +107,14 @@ class Process {
   bool pin() noexcept;
   void unpin() noexcept { pins_.fetch_sub(1); }
   bool released() const noexcept { return released_.load(); }
-  pid_t pid() const noexcept { return pid_; }
+  pid_t pid() const noexcept { return main_.pid(); }
   // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
   // Async-signal-safe. Returns 1 if already final, else 0.
   int request(unsigned bits, Nanos wake_by = 0) noexcept;
-  // Every signal sup sends goes through here: to the child's process group
-  // and, if the main process left it, to the main process through its
-  // pidfd. Returns true if it reached at least one living process (a group
-  // holding only the exited main process's zombie reaches nobody).
-  // Async-signal-safe; while the main process is unreaped (pid_ and the
-  // group id are still ours). answer false: the caller does not need to
-  // know, and an exited main process's group is not scanned for a living
-  // member (the return value is then the kernel's word only).
-  bool send_to_child(int sig, bool answer = true) noexcept;
+  // Every signal sup sends goes through here (MainProcess::signal): to the
+  // child's process group and, if the main process left it, to the main
+  // process. Async-signal-safe; while the main process is unreaped.
+  bool send_to_child(int sig, bool answer = true) noexcept { return main_.signal(sig, answer); }
   // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
   // caller's thread while the main process runs, so that its end does not
   // wait for the loop thread to wake. Async-signal-safe. Returns true when
@@ -229,10 +165,10 @@ class Process {
   // direct_read.cpp. read_output's step for a reader that has read all
   // that sup holds and reads the pipe itself: into buf, then into the
   // capture. Returns the count (0: nothing yet, or the pipe handed back).
-  int64_t read_direct(OutputPipe& pipe, uint64_t* pos, char* buf, size_t cap);
+  int64_t read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_t cap);
   // sup_output_wait waits on the capture, which only the loop fills: a
   // pipe its reader read itself goes back to the loop.
-  void hand_back_direct(OutputPipe& pipe);
+  void hand_back_direct(OutputStream& pipe);
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
@@ -364,7 +300,7 @@ class Process {
   // its fd is tried on the loop's epoll first. Throws LaunchError.
   void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
   // start_made_watch for a pipe's watch.
-  void watch_pipe(OutputPipe& pipe, bool probe);
+  void watch_pipe(OutputStream& pipe, bool probe);
   // Starts the pidfd's and the pipes' watches (made by start()); any that is
   // closed (EOF, the exit handled) stays so.
   void watch_exit_and_pipes(bool probe);
@@ -379,21 +315,21 @@ class Process {
   // retired_, until the last driver leaves (a closed number could be reused
   // under its poll).
   void retire(UniqueFd& fd) noexcept;
-  void on_output_ready(OutputPipe& pipe);
+  void on_output_ready(OutputStream& pipe);
   // A pipe at its end (EOF, or its tee's reader gone): closed, and the
   // process finished if that was the last thing it waited for.
-  void pipe_ended(OutputPipe& pipe);
+  void pipe_ended(OutputStream& pipe);
   // Reads at most max_reads times; returns false on EOF. A short read ends
   // the loop unless until_empty, which goes on to EAGAIN (proof that a
   // writer is still there) or EOF.
-  bool read_pipe(OutputPipe& pipe, int max_reads, bool until_empty = false);
+  bool read_pipe(OutputStream& pipe, int max_reads, bool until_empty = false);
   // The same into buf: the engine's read buffer is the loop thread's.
-  bool read_pipe(OutputPipe& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
+  bool read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
   // What is in the pipe once its writer is gone or ending, to EAGAIN or EOF
   // (at most 16 reads of the read buffer); returns true at EOF.
-  bool drain_pipe(OutputPipe& pipe);
-  void close_pipe(OutputPipe& pipe);
-  void hold_back_if_needed(OutputPipe& pipe);
+  bool drain_pipe(OutputStream& pipe);
+  void close_pipe(OutputStream& pipe);
+  void hold_back_if_needed(OutputStream& pipe);
   void resume_held_back();
   // Once the main process has exited or sup is ending it, every pipe is
   // drained at full speed, read or not.
@@ -403,7 +339,6 @@ class Process {
   void feed_stdin();
   void on_stdin_writable();
   void close_stdin() noexcept { input_.end_feed(); }
-  void signal_ready(OutputPipe& pipe);  // under mu_
   // A byte was read (by the loop or a reader, under work_mu_): the idle
   // clock restarts, and the first one turns the first-output limit into
   // the idle limit.
@@ -412,29 +347,20 @@ class Process {
   // direct_read.cpp, each under work_mu_.
   // Whether a reader may ever take the pipe: a plain pipe (no terminal, no
   // tee), the main process running and nothing lifted yet.
-  bool leasable(const OutputPipe& pipe) const noexcept;
+  bool leasable(const OutputStream& pipe) const noexcept;
   // Whether it may take it now: leasable, and no caller drives the process.
-  bool can_read_directly(const OutputPipe& pipe) const noexcept;
-  // sup_output_fd's first call (under mu_ too, ready_fd made): where the
-  // pipe is leasable, the reader gets reader_set, and the pipe in it now
+  bool can_read_directly(const OutputStream& pipe) const noexcept;
+  // sup_output_fd's first call (under mu_ too, the eventfd made): where the
+  // pipe is leasable, the reader gets an epoll set, and the pipe in it now
   // or (a caller driving) later; else nothing changes.
-  void offer_direct(OutputPipe& pipe) noexcept;
+  void offer_direct(OutputStream& pipe) noexcept;
   // The pipe into the reader's set, the loop's watch stopped at its next
   // turn (kReader). Returns false if epoll refused it.
-  bool take_lease(OutputPipe& pipe) noexcept;
+  bool take_lease(OutputStream& pipe) noexcept;
   // read_output's step for a reader that has read all that sup holds of a
   // pipe it held before: takes it again if it may (takes work_mu_).
-  bool retake_lease(OutputPipe& pipe);
-  // check_reader_leases' first look at a lent pipe, without work_mu_:
-  // whether its reader has not read since the last sweep or has read big
-  // chunks (else it keeps up, and the pipe stays lent).
-  bool lease_in_doubt(OutputPipe& pipe) noexcept;
-  // Its second, under work_mu_: the reader left bytes unread.
-  bool reader_left_bytes(OutputPipe& pipe) noexcept;
-  // The pipe is the loop's again; out of the reader's set. The caller
-  // requests kReader, or (on the loop) watches it itself.
-  void end_direct(OutputPipe& pipe) noexcept;
-  bool any_direct() const noexcept { return out_.direct.load() || err_.direct.load(); }
+  bool retake_lease(OutputStream& pipe);
+  bool any_direct() const noexcept { return out_.lent() || err_.lent(); }
   // Loop: kReader. Stops the watch of a pipe its reader reads; watches again
   // one handed back.
   void sync_reader_watches();
@@ -460,10 +386,8 @@ class Process {
 
   // routing.cpp: the "tee" copies.
   static void on_tee_ready(uv_poll_t* handle, int status, int events);
-  void tee_copy(OutputPipe& pipe, const char* data, size_t len);
-  void tee_writable(OutputPipe& pipe, int status);
-  // The tee's descriptor failed with EPIPE: the stream is ended.
-  bool tee_ended_stream(const OutputPipe& pipe) const noexcept;
+  void tee_copy(OutputStream& pipe, const char* data, size_t len);
+  void tee_writable(OutputStream& pipe, int status);
   // Copies the host's fd has yet to take, which the result waits for (up
   // to kTeeStall without progress) once the main process has exited.
   bool copies_pending() const noexcept;
@@ -482,15 +406,8 @@ class Process {
   // the loop has other work meanwhile.
   bool await_deadline(Nanos now, Nanos deadline) const noexcept;
   void arm_deadline();
-  bool leader_exited_now();
-  // The pidfd shows the exit (no lock taken, unlike waitid's tasklist lock,
-  // which the exiting child needs for exit_notify).
-  bool exit_shows() const noexcept;
-  // Blocks until the leader has exited (after a SIGKILL): libuv made the
-  // pidfd non-blocking, so a bare waitid would not wait.
-  void await_leader_exit();
   void on_leader_exit();
-  // The main process has exited (leader_exited_now said so): drains the
+  // The main process has exited (MainProcess::exited_now said so): drains the
   // pipes and, unless something holds them, finishes.
   void leader_gone();
   void after_leader_exit();
@@ -511,9 +428,6 @@ class Process {
   // First in every loop-thread entry that decides anything.
   void adopt_caller_signals();
   void adopt_caller_interrupt(Nanos at);
-  // Closes the latch: true when it was free (the loop may send the
-  // interrupt), false when a caller sent it first or a kill closed it.
-  bool take_interrupt_latch() noexcept;
   // Callers: inside the window, true while the main process runs and the
   // group may be signaled; leave_caller_window() in every case.
   bool enter_caller_window() noexcept;
@@ -551,9 +465,9 @@ class Process {
   void build_result_json();
   // Kept bytes that moved into the result's text are rebuilt from it, for a
   // reader that asks for them after all. May throw std::bad_alloc.
-  void bring_back_kept(OutputPipe& pipe);
+  void bring_back_kept(OutputStream& pipe);
 
-  OutputPipe& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
+  OutputStream& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 
   uint32_t magic_ = kMagic;
   Engine& engine_;
@@ -571,8 +485,11 @@ class Process {
 
   // When sup_spawn was called (the constructor's argument), immutable.
   const Nanos called_at_;
-  // Set by launched(), before the caller has the handle, then immutable.
-  pid_t pid_ = 0;
+  // The main process (main_process.hpp): its pid, set by launched() before
+  // the caller has the handle, then immutable; its pidfd, read by callers
+  // (wait_on_pidfd duplicates it under mu_ while not final) and closed by
+  // tear_down() under mu_ (retire); its exit status, under work_mu_.
+  MainProcess main_;
 
   // Held by the loop thread in every entry, and by a caller reading the
   // pipes or finishing the process (drive_to_exit, finish_from_caller): what
@@ -584,10 +501,7 @@ class Process {
   // Null until start(): handle_requests leaves requests latched, and a
   // caller finishes nothing.
   uv_loop_t* loop_ = nullptr;
-  // Also read by callers: wait_on_pidfd duplicates it under mu_ while not
-  // final, and tear_down() closes it under mu_ (retire).
-  UniqueFd pidfd_;
-  // Callers in drive_to_exit, polling pidfd_ and the pipes' fds.
+  // Callers in drive_to_exit, polling the pidfd and the pipes' fds.
   int drivers_ = 0;
   // The loop's pidfd and pipe watches are stopped (or were never made),
   // because a caller drives.
@@ -599,51 +513,22 @@ class Process {
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
-  siginfo_t leader_status_{};
-  // The host reaped the leader itself (SIGCHLD ignored, or waitpid(-1)): its
-  // status is gone, and its pid, so the group id, may be reused at any time.
-  bool status_lost_ = false;
-  struct rusage leader_usage_ {};
   bool backpressure_lifted_ = false;
 
   // Shared with API threads.
   std::atomic<unsigned> requests_{0};
-  // kill_from_caller and interrupt_from_caller: callers inside their
-  // window, plus kReaping once finish() is about to reap the leader (after
-  // which its pid may be reused). The time of the caller's SIGKILL, 0 until
-  // there is one; the loop adopts it (adopt_caller_signals) as if it had
-  // sent it.
-  static constexpr unsigned kReaping = 1u << 31;
-  std::atomic<unsigned> caller_kills_{0};
-  std::atomic<Nanos> caller_kill_at_{0};
-  // The interrupt signal is sent once, by whoever takes this latch first:
-  // 0 while free; the time a caller sent it, until the loop adopts it; then
-  // kLatchClosed, as once the loop sent it or anyone killed the group (no
-  // interrupt follows a kill).
-  static constexpr Nanos kLatchClosed = -1;
-  std::atomic<Nanos> interrupt_latch_{0};
+  // What callers sent the group without work_mu_ (caller_signals.hpp): the
+  // window, the caller's kill, the interrupt latch, sup_signal's sends.
+  CallerSignals signals_;
   std::atomic<bool> published_{false};
-  // sup_signal's sends, claimed by index (host_sent_count_), each slot's
-  // signal stored last; adopted in order up to the first unwritten slot.
-  static constexpr unsigned kHostSignalSlots = 64;
-  struct HostSignal {
-    std::atomic<int> signal{0};
-    std::atomic<Nanos> at{0};
-  };
-  HostSignal host_sent_[kHostSignalSlots];
-  std::atomic<unsigned> host_sent_count_{0};
-  unsigned host_sent_adopted_ = 0;  // loop side
-  // Set by reap() after the reap, under mu_ so that a waiter on changed_
-  // cannot miss it; read without the lock by sup_release's short spin.
-  std::atomic<bool> reaped_{false};
   // Callers in wait_leader_exit: awake for the result once the main process
   // exits, often runnable on the loop thread's CPU behind it.
   std::atomic<int> exit_waiters_{0};
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then
-  OutputPipe out_;
-  OutputPipe err_;
+  OutputStream out_;
+  OutputStream err_;
   // The result as published, and its text (result_builder.hpp): written
   // once under mu_ before published_, then immutable.
   ResultBuilder result_;
@@ -660,9 +545,8 @@ class Process {
   Deadlines deadlines_;
   // The cause, the interrupt-then-kill stage, the signals recorded
   // (escalation_state.hpp), under work_mu_ but for its immutable settings.
-  // What callers send without that lock stays latched in the atomics above
-  // (caller_kill_at_, interrupt_latch_): they are read and written by API
-  // threads, async-signal-safe, and adopted into it under work_mu_.
+  // What callers send without that lock stays latched in signals_ until
+  // adopted into it under work_mu_.
   EscalationState escalation_;
   // "tty_foreground": the host's terminal lent to the child and handed back
   // (foreground.hpp); set before the spawn, then under work_mu_.

@@ -2,9 +2,6 @@
 // result as JSON.
 #include <sched.h>
 #include <signal.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -34,20 +31,19 @@ void Process::publish_final() {
   // From here the leader may be reaped and its pid reused: no caller may
   // signal the group any more, and one inside kill_from_caller's window
   // leaves it within a system call.
-  caller_kills_.fetch_or(kReaping, std::memory_order_acq_rel);
-  while ((caller_kills_.load(std::memory_order_acquire) & ~kReaping) != 0) sched_yield();
+  signals_.close_for_reap();
   adopt_caller_signals();
   // What is left in the group without holding our pipes cannot be seen
   // without scanning /proc, and keeping the leader for a grace period after
   // every run would cost a pid and an fd per finished child: it gets SIGKILL
   // now, while the unreaped leader still pins the group id.
-  if (!status_lost_ && !escalation_.kill_sent()) send_to_child(SIGKILL, /*answer=*/false);
+  if (!main_.status_lost() && !escalation_.kill_sent()) send_to_child(SIGKILL, /*answer=*/false);
   Nanos now = now_ns();
-  host_terminal_.hand_back(pid_);
+  host_terminal_.hand_back(main_.pid());
   lifecycle_ = Lifecycle::final;
 
   Result r;
-  ResultBuilder::decide(r, escalation_.cause(), escalation_.timeout_kind(), leader_status_, status_lost_);
+  ResultBuilder::decide(r, escalation_.cause(), escalation_.timeout_kind(), main_.status(), main_.status_lost());
   r.forced_kill = escalation_.forced_kill();
   order_signals_sent();
   // Whether it was waiting for input when it ended: when the first signal
@@ -58,11 +54,11 @@ void Process::publish_final() {
       input_wait_.at_end(ended_at, deadlines_.last_activity(), escalation_.cause() == Cause::none && sent.empty());
   r.duration = now - called_at_;
   r.signals_sent = escalation_.take_signals();
-  r.usage = leader_usage_;
+  r.usage = main_.usage();
   // Before the close removes the cgroup, whose event counts say it.
-  if (confine_ && !status_lost_) r.limit = confine_->limit_hit(leader_status_, leader_usage_, containment_.cgroup());
+  if (confine_ && !main_.status_lost()) r.limit = confine_->limit_hit(main_.status(), main_.usage(), containment_.cgroup());
   r.foreground = host_terminal_.grant();
-  containment_.close(pid_, r);
+  containment_.close(main_.pid(), r);
   // The caller is waiting for this: publish first, tear down after. The
   // status and rusage came from waitid(WNOWAIT); reaping the zombie took
   // 8-9 us of the time from exit to result. sup_release waits for it.
@@ -70,17 +66,14 @@ void Process::publish_final() {
 }
 
 void Process::reap() noexcept {
-  if (reaped_.load(std::memory_order_relaxed)) return;
+  if (main_.reaped()) return;
   // Group mode: the sentinel forgets the group while the zombie still
   // holds its id.
-  if (!containment_.in_cgroup()) engine_.sentinel().forget_group(pid_);
-  if (!status_lost_) {
-    siginfo_t reaped{};
-    syscall(SYS_waitid, P_PIDFD, pidfd_.get(), &reaped, WEXITED | __WALL, nullptr);
-  }
+  if (!containment_.in_cgroup()) engine_.sentinel().forget_group(main_.pid());
+  main_.reap();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reaped_.store(true, std::memory_order_release);
+    main_.mark_reaped();
   }
   changed_.notify_all();  // a releasing thread; no system call without one
 }
@@ -100,7 +93,7 @@ void Process::tear_down() noexcept {
   close_stdin();
   close_tees();
   std::lock_guard<std::mutex> lock(mu_);
-  retire(pidfd_);
+  retire(main_.pidfd_slot());
   flatten_kept();
 }
 
@@ -127,9 +120,9 @@ bool Process::finish_from_caller() {
   // the main process still running: the loop's.
   // A tee (the loop's to write), too.
   // So does a pipe its reader reads itself (the loop watches it again).
-  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee || err_.tee) return false;
+  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee() || err_.tee()) return false;
   adopt_caller_signals();
-  if (!leader_exited_now()) return false;
+  if (!main_.exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are
   // read to their end.
   tree_after_exit();
@@ -143,7 +136,7 @@ bool Process::finish_from_caller() {
   constexpr size_t kChunk = 16 * 1024;
   constexpr int kMaxReads = 64;
   char buf[kChunk];
-  for (OutputPipe* pipe : {&out_, &err_})
+  for (OutputStream* pipe : {&out_, &err_})
     if (pipe->open() && read_pipe(*pipe, buf, sizeof buf, kMaxReads, /*until_empty=*/true)) return false;
   lifecycle_ = Lifecycle::draining;
   publish_final();
@@ -155,12 +148,9 @@ void Process::publish(Result&& r) {
     std::lock_guard<std::mutex> lock(mu_);
     result_.set(std::move(r));
     published_.store(true, std::memory_order_release);
-    if (event_fd_.valid()) {
-      uint64_t one = 1;
-      (void)!write(event_fd_.get(), &one, sizeof one);
-    }
-    signal_ready(out_);
-    signal_ready(err_);
+    if (event_fd_.valid()) set_readable(event_fd_.get());
+    out_.signal_ready(/*final=*/true);
+    err_.signal_ready(/*final=*/true);
   }
   changed_.notify_all();
 }
@@ -173,12 +163,12 @@ void Process::shutdown() {
     escalation_.raise(Cause::aborted);
     if (!escalation_.kill_sent()) kill_group(now_ns());
     // Blocking: SIGKILL takes effect promptly and the library is going away.
-    await_leader_exit();
-    leader_exited_now();
+    main_.await_exit();
+    main_.exited_now();
     lifecycle_ = Lifecycle::draining;
   }
   constexpr int kLastReads = 16;
-  for (OutputPipe* pipe : {&out_, &err_})
+  for (OutputStream* pipe : {&out_, &err_})
     if (pipe->open()) read_pipe(*pipe, kLastReads);
   finish();
 }
@@ -189,13 +179,14 @@ void Process::build_result_json() {
   // to six times longer than the bytes; growing by doubling left up to as
   // much again unused) and written without a reallocation, so nothing can
   // throw once a stream's bytes begin to move into it.
-  const std::string head = result_.head(pid_);
+  const std::string head = result_.head(main_.pid());
   const char* between = ResultBuilder::kBetweenStreams;
   const std::string rest = result_.rest(containment_, confine_ ? confine_->json() : std::string("null"));
-  auto tee_error = [](const OutputPipe& pipe) -> const char* {
-    return pipe.tee_errno != 0 ? strerrorname_np(pipe.tee_errno) : nullptr;
+  auto tee_error = [](const OutputStream& pipe) -> const char* {
+    return pipe.tee_errno() != 0 ? strerrorname_np(pipe.tee_errno()) : nullptr;
   };
-  StreamJson out_json(out_.capture, out_.routed, tee_error(out_)), err_json(err_.capture, err_.routed, tee_error(err_));
+  StreamJson out_json(out_.capture(), out_.routed(), tee_error(out_));
+  StreamJson err_json(err_.capture(), err_.routed(), tee_error(err_));
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
   // A large stream whose text gives its bytes back exactly moves into the
@@ -204,9 +195,9 @@ void Process::build_result_json() {
   // again (bring_back_kept). Not once a caller holds them
   // (sup_result_output), nor for the few KiB of most results.
   constexpr size_t kMoveFrom = 1 << 20;
-  auto append_stream = [&](OutputPipe& pipe, StreamJson& text) {
-    Capture& c = pipe.capture;
-    size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
+  auto append_stream = [&](OutputStream& pipe, StreamJson& text) {
+    Capture& c = pipe.capture();
+    size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;
     if (c.lendable() && text.lossless() && c.kept_size() >= kMoveFrom) {
       MallocBuffer lent = c.lend_flat();
       text.append_moving(j, lent.get());
@@ -223,10 +214,10 @@ void Process::build_result_json() {
   result_.set_text(std::move(j));
 }
 
-void Process::bring_back_kept(OutputPipe& pipe) {
-  if (!pipe.capture.lent()) return;
-  size_t at = pipe.stream == SUP_STDOUT ? 0 : 1;
-  pipe.capture.return_flat(kept_in_text_[at].bytes(result_.text(), pipe.capture.kept_size()));
+void Process::bring_back_kept(OutputStream& pipe) {
+  if (!pipe.capture().lent()) return;
+  size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;
+  pipe.capture().return_flat(kept_in_text_[at].bytes(result_.text(), pipe.capture().kept_size()));
 }
 
 }  // namespace sup

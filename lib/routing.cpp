@@ -217,75 +217,72 @@ void Process::on_tee_ready(uv_poll_t* handle, int status, int) {
   auto* self = static_cast<Process*>(handle->data);
   std::lock_guard<std::mutex> work(self->work_mu_);
   if (self->final_on_loop()) return;
-  self->tee_writable(handle == self->out_.tee_watch.get() ? self->out_ : self->err_, status);
+  self->tee_writable(handle == self->out_.tee_watch().get() ? self->out_ : self->err_, status);
 }
 
-void Process::tee_copy(OutputPipe& pipe, const char* data, size_t len) {
-  TeeSink& tee = *pipe.tee;
+void Process::tee_copy(OutputStream& pipe, const char* data, size_t len) {
+  TeeSink& tee = *pipe.tee();
+  UvHandle<uv_poll_t>& watch = pipe.tee_watch();
   tee.copy(data, len);
   if (tee.failed()) {
-    // read_pipe ends the stream at EPIPE (tee_ended_stream).
-    pipe.tee_errno = tee.error();
-    if (pipe.tee_watch) uv_poll_stop(pipe.tee_watch.get());
+    // read_pipe ends the stream at EPIPE (OutputStream::tee_ended).
+    pipe.tee_failed(tee.error());
+    if (watch) uv_poll_stop(watch.get());
     return;
   }
   if (tee.pending() == 0 || !tee.pollable()) return;
   const int events = tee.watch_readable() ? UV_READABLE : UV_WRITABLE;
-  if (!pipe.tee_watch) {
+  if (!watch) {
     try {
-      start_watch(pipe.tee_watch, tee.fd(), events, on_tee_ready, "tee");
+      start_watch(watch, tee.fd(), events, on_tee_ready, "tee");
     } catch (...) {
       // The host's fd cannot be watched: what it did not take is dropped.
       tee.give_up();
       return;
     }
-  } else if (uv_poll_start(pipe.tee_watch.get(), events, on_tee_ready) != 0) {
+  } else if (uv_poll_start(watch.get(), events, on_tee_ready) != 0) {
     tee.give_up();
     return;
   }
   // The host's fd is slower than the child: the child is made to wait, as
   // it would writing to that fd itself.
-  if (tee.pending() > TeeSink::kHoldBack && !pipe.paused && !backpressure_lifted_ &&
+  if (tee.pending() > TeeSink::kHoldBack && !pipe.held() && !backpressure_lifted_ &&
       lifecycle_ == Lifecycle::running) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      pipe.paused = true;
+      pipe.set_held(true);
     }
-    pipe.tee_held = true;
-    uv_poll_stop(pipe.poll.get());
+    pipe.set_tee_held(true);
+    uv_poll_stop(pipe.watch().get());
   }
 }
 
-bool Process::tee_ended_stream(const OutputPipe& pipe) const noexcept { return pipe.tee_errno == EPIPE; }
-
-void Process::tee_writable(OutputPipe& pipe, int status) {
-  TeeSink& tee = *pipe.tee;
+void Process::tee_writable(OutputStream& pipe, int status) {
+  TeeSink& tee = *pipe.tee();
   if (status < 0) tee.give_up();
   const bool progress = tee.flush();
   // The host's reader took a copy: activity for a held-back stream's idle
   // clock, as a live reader's read is.
-  if (progress) pipe.last_read.store(now_ns(), std::memory_order_relaxed);
-  if (tee.pending() == 0 || tee.failed()) uv_poll_stop(pipe.tee_watch.get());
-  if (tee.failed() && pipe.tee_errno == 0) {
-    pipe.tee_errno = tee.error();
+  if (progress) pipe.note_read(now_ns());
+  if (tee.pending() == 0 || tee.failed()) uv_poll_stop(pipe.tee_watch().get());
+  if (tee.failed() && pipe.tee_errno() == 0) {
+    pipe.tee_failed(tee.error());
     // The tee's reader has gone: the stream ends as the descriptor's own
     // would, the child's next write failing with EPIPE (or SIGPIPE), and the
     // capture keeps what was read.
-    if (tee_ended_stream(pipe) && pipe.open()) {
-      pipe.tee_held = false;
+    if (pipe.tee_ended() && pipe.open()) {
+      pipe.set_tee_held(false);
       pipe_ended(pipe);
       return;
     }
   }
-  if (pipe.tee_held && tee.pending() <= TeeSink::kHoldBack / 2) {
-    pipe.tee_held = false;
+  if (pipe.tee_held() && tee.pending() <= TeeSink::kHoldBack / 2) {
+    pipe.set_tee_held(false);
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Still over the backpressure window: resume_held_back's to resume.
-      if (backpressure_bytes_ > 0 && !backpressure_lifted_ &&
-          pipe.capture.total() - pipe.consumer_pos > resume_at())
-        return;
-      pipe.paused = false;
+      if (backpressure_bytes_ > 0 && !backpressure_lifted_ && pipe.unread() > resume_at()) return;
+      pipe.set_held(false);
     }
     if (pipe.open()) {
       try {
@@ -310,8 +307,8 @@ void Process::tee_writable(OutputPipe& pipe, int status) {
 bool Process::copies_pending() const noexcept {
   // After sup_abort or sup_release nothing waits for the host's fd.
   if (escalation_.cause() == Cause::aborted) return false;
-  for (const OutputPipe* pipe : {&out_, &err_})
-    if (pipe->tee && pipe->tee_watch && pipe->tee->pending() > 0) return true;
+  for (const OutputStream* pipe : {&out_, &err_})
+    if (pipe->copies_pending()) return true;
   return false;
 }
 
@@ -330,12 +327,7 @@ void Process::finish_after_copies() {
 }
 
 void Process::close_tees() noexcept {
-  for (OutputPipe* pipe : {&out_, &err_}) {
-    pipe->tee_watch.close();
-    if (!pipe->tee) continue;
-    pipe->tee->flush();  // what the fd takes at once; the rest is dropped
-    pipe->tee.reset();
-  }
+  for (OutputStream* pipe : {&out_, &err_}) pipe->close_tee();
 }
 
 }  // namespace sup
