@@ -10,7 +10,7 @@ if [ "${1:-}" = "--only" ]; then
 else
   packages=(meson ninja-build pkg-config gcc g++ clang python3 libuv1-dev libcjson-dev libgtest-dev
             fuse3 python3-fusepy lua5.4 liblua5.4-dev lua5.3 liblua5.3-dev lua5.1 liblua5.1-0-dev
-            luajit libluajit-5.1-dev lua-luv neovim luarocks valgrind libclang-rt-14-dev "$@")
+            luajit libluajit-5.1-dev lua-luv neovim luarocks valgrind libclang-rt-14-dev ccache "$@")
 fi
 missing=()
 for pkg in "${packages[@]}"; do

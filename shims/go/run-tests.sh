@@ -89,16 +89,25 @@ readme_block() {
     found && /^```/ { if (inside) exit; inside = 1; next }
     found && inside { print }' "$here/README.md"
 }
+# host_death_test.go's sourcesDigest: a hash of lib/ and include/sup.h, as
+# paths from shims/go in byte order, each with its size, then its bytes.
+sources_digest() {
+  (cd "$here" && LC_ALL=C && for f in ../../lib/* ../../include/sup.h; do
+    printf '%s %d\n' "$f" "$(stat -c %s "$f")"
+    cat "$f"
+  done) | sha256sum | cut -c1-16
+}
 # Runs one install recipe (bash text) in a fresh module, with none of this
 # script's Go environment but GOTOOLCHAIN and GOPROXY (offline); records
 # PASS or FAIL in the log under the given name.
-recipe() {
+recipe() {  # recipe NAME SCRIPT [VAR=VALUE ...]
   local name=$1 script=$2 out st
+  shift 2
   local mod
   mod=$(mktemp -d)  # a fresh module outside the checkout
   readme_block main.go >"$mod/main.go"
   set +e
-  out=$(cd "$mod" && env -u CGO_LDFLAGS -u CGO_CFLAGS -u PKG_CONFIG_PATH -u GOWORK -u GOFLAGS \
+  out=$(cd "$mod" && env -u CGO_LDFLAGS -u CGO_CFLAGS -u PKG_CONFIG_PATH -u GOWORK -u GOFLAGS "$@" \
     bash -xeuo pipefail -c "go mod init example.com/hello >/dev/null 2>&1
 $script" 2>&1)
   st=$?
@@ -161,12 +170,15 @@ $example
 GO
 go vet ./example"
   # Bundled: libsup compiled from the module's lib/, no pkg-config path
-  # or CGO_LDFLAGS for it; libsup inside the binary.
+  # or CGO_LDFLAGS for it; libsup inside the binary. With the CGO_CPPFLAGS
+  # that TestHostDeathBundled builds with (a macro naming a digest of lib/
+  # and include/, which no source reads), go's build cache hands this build
+  # the libsup that test compiled instead of compiling it again.
   recipe bundled "$(readme_block bundled | sed -e "s|^SUP=.*|SUP=$repo|")
 test \"\$(./hello)\" = 'hello from sup'
 ldd ./hello >ldd.txt
 ! grep -q libsup ldd.txt
-grep -q libuv.so ldd.txt"
+grep -q libuv.so ldd.txt" CGO_CPPFLAGS="-DSUP_SOURCES_DIGEST=$(sources_digest)"
   recipe no-cgo "$install
 ! CGO_ENABLED=0 go build . >err 2>&1
 grep -q 'package sup requires cgo' err"

@@ -51,8 +51,9 @@ sum=$(sha256sum "$tarball" | cut -d' ' -f1)
 if [ "$(cat "$app/.tarball-sha256" 2>/dev/null)" != "$sum" ] || [ ! -f "$app/node_modules/sup/build/Release/sup.node" ]; then
   rm -rf "$app"
   mkdir -p "$app"
+  # JOBS=max: node-gyp compiles libsup's sources on every CPU, not one.
   (cd "$app" && npm init -y >/dev/null &&
-    npm_config_registry=http://127.0.0.1:9/ npm install --offline --no-audit --no-fund --loglevel=error "$tarball" >"$work/install.log" 2>&1) || {
+    JOBS=max npm_config_registry=http://127.0.0.1:9/ npm install --offline --no-audit --no-fund --loglevel=error "$tarball" >"$work/install.log" 2>&1) || {
     cat "$work/install.log" >&2
     echo "run-tests.sh: npm install of the tarball failed (log above)" >&2
     exit 1

@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # Runs every check of the Rust shim against an already-built meson build dir:
 #   shims/rust/run-tests.sh BUILD_DIR     (absolute, or relative to the repo root)
-# cargo's output goes to BUILD_DIR/rust-shim, rust-shim-static and
-# rust-shim-fresh; BUILD_DIR/rust-shim-git holds the git recipe's repository
-# and crates.
+# cargo's output goes to BUILD_DIR/rust-shim and rust-shim-fresh;
+# BUILD_DIR/rust-shim-git holds the git recipe's repository and crates.
 # Checks:
 # - clippy -D warnings on every target (with the tokio feature), and rustdoc
 #   -D warnings (broken links) without and with it;
 # - cargo test without and with the tokio feature (unit, integration and
 #   doctests), libsup found through the build dir's pkg-config file as a
-#   user's PKG_CONFIG_PATH would find it, linked dynamically; and the
-#   host-death test with the `bundled` feature (libsup compiled in) and with
-#   SUP_BUILD_DIR (the build dir's libsup.a linked in);
+#   user's PKG_CONFIG_PATH would find it, linked dynamically (the host-death
+#   test among them: a shared libsup starts its sup-sentinel program);
 # - two fresh cargo projects outside the checkout, each depending only on
 #   `sup` as README.md's Install block says, run with `cargo run` with no
 #   PKG_CONFIG_PATH, rpath or LD_LIBRARY_PATH: its `path = ...` line, linking
@@ -19,7 +17,10 @@
 #   (the `bundled` feature: libsup compiled from lib/*.cpp by the cc crate),
 #   fetched from a file:// repository of this checkout's files, with the
 #   registry's crates from cargo's cache (nothing downloaded); each binary
-#   must not need libsup.so.
+#   must not need libsup.so, and must take what it supervised along when
+#   killed with SIGKILL, in group and cgroup mode: with libsup linked in
+#   there is no sup-sentinel program to find, and the binary runs itself as
+#   the sentinel (lib/sentinel_entry.hpp).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -57,14 +58,6 @@ rc=0
   fi
   cargo test -q 2>&1 | tee -a "$log" || r=1
   cargo test -q --features tokio 2>&1 | tee -a "$log" || r=1
-  # A host killed with libsup compiled in (feature bundled): no sup-sentinel
-  # is found from there, and the test binary runs itself as the sentinel.
-  cargo test -q --features bundled --test host_death 2>&1 | tee -a "$log" || r=1
-  # The same with the build dir's libsup.a linked in (SUP_BUILD_DIR), in a
-  # target dir of its own: sharing one, each run would rebuild sup-sys and
-  # all that depends on it twice (its build script reads SUP_BUILD_DIR).
-  SUP_BUILD_DIR=$build CARGO_TARGET_DIR=$build/rust-shim-static \
-    cargo test -q --test host_death 2>&1 | tee -a "$log" || r=1
   exit $r
 ) || rc=1
 
@@ -116,10 +109,65 @@ project() {
     '[dependencies]' "$2" '' \
     '[workspace]' >"$1/Cargo.toml"
   cat >"$1/src/main.rs" <<'RUST'
-use std::io::Read;
-use std::time::Duration;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command as Os, Stdio};
+use std::time::{Duration, Instant};
+
+use sup::Contain;
+
+/// Alive, and not a zombie waiting for whoever adopted it to reap it.
+fn running(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z'))
+}
+
+/// Run as `fresh-app host group|cgroup`: supervises a shell that starts a
+/// sleep in its group, prints their pids and waits to be killed.
+fn host(contain: Contain) -> Result<(), Box<dyn std::error::Error>> {
+    let child = match sup::Command::new("sh").args(["-c", "sleep 60 & echo $$ $!; wait"]).contain(contain).spawn() {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            println!("skip {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut pids = String::new();
+    BufReader::new(child.stdout()).read_line(&mut pids)?;
+    print!("{pids}");
+    std::io::stdout().flush()?;
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// A host killed with SIGKILL takes the tree it supervised along: the
+/// sentinel is this binary, run again (libsup is linked in).
+fn tree_ends_with_its_host(contain: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let mut host = Os::new(std::env::current_exe()?).args(["host", contain]).stdout(Stdio::piped()).spawn()?;
+    let mut line = String::new();
+    BufReader::new(host.stdout.take().unwrap()).read_line(&mut line)?;
+    if let Some(skip) = line.strip_prefix("skip ") {
+        host.wait()?;
+        return Ok(format!("{contain}: not here ({})", skip.trim()));
+    }
+    let pids: Vec<i32> = line.split_whitespace().map(str::parse).collect::<Result<_, _>>()?;
+    assert!(pids.len() == 2 && pids.iter().all(|&p| running(p)), "the host started no shell and sleep: {line:?}");
+    host.kill()?; // SIGKILL
+    host.wait()?;
+    let killed = Instant::now();
+    while pids.iter().any(|&p| running(p)) && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!pids.iter().any(|&p| running(p)), "{contain}: the shell or its sleep {pids:?} outlived its host by 5 s");
+    Ok(format!("{contain}: ended {:?} after the host", killed.elapsed()))
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("host") {
+        return host(if args.get(2).map(String::as_str) == Some("cgroup") { Contain::Cgroup } else { Contain::Group });
+    }
     let child = sup::Command::new("sh")
         .args(["-c", "echo streamed; echo oops >&2; exit 3"])
         .idle_timeout(Duration::from_secs(30))
@@ -132,7 +180,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = child.wait()?;
     assert_eq!(reader.join().unwrap()?, "streamed\n");
     assert_eq!((out.exit_code, out.stderr.as_slice()), (Some(3), &b"oops\n"[..]));
-    println!("fresh app: libsup {}, {out}", sup::library_version());
+    assert_eq!(out.host_death, sup::HostDeath::Tree, "only the main process would end with the host");
+    let group = tree_ends_with_its_host("group")?;
+    let cgroup = tree_ends_with_its_host("cgroup")?;
+    println!("fresh app: libsup {}, {out}; host killed: {group}; {cgroup}", sup::library_version());
     Ok(())
 }
 RUST
@@ -170,5 +221,5 @@ fresh "README git recipe, feature bundled" "$app/git" "" --
 
 passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
-echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, host death bundled, fresh projects from the README's path recipe (static) and git recipe (bundled))"
+echo "rust shim: $passed passed, $failed failed (cargo test, cargo test --features tokio, doctests, clippy, fresh projects from the README's path recipe (static) and git recipe (bundled), each killed with what it supervised)"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

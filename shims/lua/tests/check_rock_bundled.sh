@@ -30,6 +30,14 @@ fail() {
   exit 1
 }
 
+# Both builds compile the same libsup sources with the same flags, from the
+# same relative paths (../../lib of shims/lua): with ccache, its cache in
+# this check's own directory, the second takes the first's objects instead
+# of compiling them again.
+if command -v ccache >/dev/null; then
+  export CCACHE_DIR="$work/ccache" CXX="ccache ${CXX:-g++}"
+fi
+
 # check LUA_VERSION TREE INTERPRETERS...
 check() {
   v=$1
@@ -72,5 +80,8 @@ if [ -f /usr/include/lua5.1/lua.h ] && command -v lua5.1 >/dev/null; then
   (cd "$work" && luarocks --lua-version=5.1 --tree "$work/tree51" install "$rock" >"$work/install.log" 2>&1) ||
     { cat "$work/install.log" >&2; fail "luarocks install $rock failed"; }
   check 5.1 "$work/tree51" lua5.1 luajit
+fi
+if command -v ccache >/dev/null; then
+  echo "ccache: $(ccache --print-stats | awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 } $1 == "cache_miss" { miss = $2 } END { print hit + 0 " objects shared, " miss + 0 " compiled" }')"
 fi
 echo "rock: built with libsup compiled in, by luarocks make and from a packed rock"
