@@ -30,23 +30,31 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   for (size_t line = 0; line < sizeof(OutputStream); line += 64) __builtin_prefetch(first + line, 1);
 }
 
+// Whether a reader may ever take the pipe: a plain pipe (no terminal, no
+// tee), the main process running and nothing lifted yet.
 bool Process::leasable(const OutputStream& pipe) const noexcept {
   // A terminal's EIO end and a tee's copies are the loop's to handle; once
   // the backpressure is lifted the loop drains everything itself.
   return pipe.open() && !pipe.terminal() && !pipe.tee() && lifecycle_ == Lifecycle::running && !backpressure_lifted_;
 }
 
+// Whether it may take it now: leasable, and no caller drives the process.
 bool Process::can_read_directly(const OutputStream& pipe) const noexcept {
   // A caller in sup_poll polls the pipes itself (drive_to_exit).
   return leasable(pipe) && drivers_ == 0;
 }
 
+// sup_output_fd's first call (under mu_ too, the eventfd made): where the
+// pipe is leasable, the reader gets an epoll set, and the pipe in it now
+// or (a caller driving) later; else nothing changes.
 void Process::offer_direct(OutputStream& pipe) noexcept {
   // Without a set, the eventfd alone: the loop reads.
   if (!leasable(pipe) || !pipe.make_reader_set()) return;
   if (!can_read_directly(pipe) || !take_lease(pipe)) pipe.lapse();
 }
 
+// The pipe into the reader's set, the loop's watch stopped at its next
+// turn (kReader). Returns false if epoll refused it.
 bool Process::take_lease(OutputStream& pipe) noexcept {
   if (!pipe.lend()) return false;
   // The loop stops its watch at its next turn; until then either side may
@@ -55,6 +63,8 @@ bool Process::take_lease(OutputStream& pipe) noexcept {
   return true;
 }
 
+// read_output's step for a reader that has read all that sup holds of a
+// pipe it held before: takes it again if it may (takes work_mu_).
 bool Process::retake_lease(OutputStream& pipe) {
   std::lock_guard<std::mutex> work(work_mu_);
   const PipeHolder holder = pipe.holder();
@@ -111,6 +121,8 @@ int64_t Process::read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_
   return static_cast<int64_t>(got);
 }
 
+// Loop: kReader. Stops the watch of a pipe its reader reads; watches again
+// one handed back.
 void Process::sync_reader_watches() {
   // Without backpressure the pipes are lent, and looked at by the sweep.
   if (backpressure_bytes_ == 0) {

@@ -17,6 +17,8 @@
 
 namespace sup {
 
+// Callers: inside the window, true while the main process runs and the
+// group may be signaled; leave_caller_window() in every case.
 bool Process::enter_caller_window() noexcept {
   // Once the loop is reaping the leader its pid, so the group id, may go to
   // a stranger. Before that, the pidfd and the group id are still ours.
@@ -97,6 +99,10 @@ int Process::request_interrupt(Nanos sent_at) noexcept {
   return request(kInterrupt, can_wait ? sent_at + escalation_.grace() : 0);
 }
 
+// Takes the signals that callers sent (kill_from_caller,
+// interrupt_from_caller) as the loop's own: the outcome they decide while
+// the main process ran, the escalation, the signals recorded in order.
+// First in every loop-thread entry that decides anything.
 void Process::adopt_caller_signals() {
   if (ended()) return;
   adopt_host_signals();
@@ -135,6 +141,8 @@ void Process::on_leader_exit() {
   leader_gone();
 }
 
+// The main process has exited (MainProcess::exited_now said so): drains the
+// pipes and, unless something holds them, finishes.
 void Process::leader_gone() {
   lifecycle_ = Lifecycle::draining;
   host_terminal_.hand_back(main_.pid());
@@ -245,6 +253,8 @@ void Process::on_deadline() {
   }
 }
 
+// Waits awake, without work_mu_, until deadline; returns true early if
+// the loop has other work meanwhile.
 bool Process::await_deadline(Nanos now, Nanos deadline) const noexcept {
   // libuv's epoll is readable while any fd the loop watches is ready.
   pollfd loop_work{uv_backend_fd(loop_), POLLIN, 0};
@@ -253,6 +263,8 @@ bool Process::await_deadline(Nanos now, Nanos deadline) const noexcept {
   return busy;
 }
 
+// Acts on every deadline that is due; returns true if nothing is left to
+// arm (the process ended, or its exit was handled).
 bool Process::act_on_deadline() {
   if (final_on_loop()) return true;
   adopt_caller_signals();
@@ -292,6 +304,7 @@ bool Process::act_on_deadline() {
   return ended();
 }
 
+// A limit ran out: the cause, then the interrupt or the kill (on_timeout).
 void Process::timed_out(TimeoutKind kind) {
   Nanos now = now_ns();
   escalation_.time_out(kind);
@@ -311,6 +324,8 @@ void Process::arm_deadline() {
     engine_.set_deadline(*this, next);
 }
 
+// The earliest deadline still ahead (idle, max runtime, grace, pipe
+// drain), or the largest Nanos for none.
 Nanos Process::next_deadline() const noexcept {
   if (ended()) return kNever;
   Nanos next = kNever;
@@ -351,10 +366,15 @@ void Process::kill_group(Nanos now) {
   group_killed(now, signal_group(SIGKILL, now, true));
 }
 
+// The group has been sent SIGKILL (by whichever thread): escalation done,
+// and the pipes waited for only briefly from now on.
+// delivered: the SIGKILL reached a process (forced_kill is true only then).
 void Process::group_killed(Nanos now, bool delivered) {
   escalation_.killed(now, delivered, lifecycle_ == Lifecycle::draining);
 }
 
+// Sends sig (send_to_child); records it if asked and it reached anyone.
+// Returns whether it did.
 bool Process::signal_group(int sig, Nanos now, bool record) {
   // Cgroup mode: the rest of the tree too (contain.cpp).
   signal_tree_on_loop(sig);

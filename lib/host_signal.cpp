@@ -39,6 +39,8 @@ int Process::signal_from_caller(int sig) noexcept {
   return rc;
 }
 
+// sup_signal's records, taken into the signals sent by the loop
+// (adopt_caller_signals), and put in time order at the end.
 void Process::adopt_host_signals() noexcept {
   // A slot claimed but not yet written is taken at a later look (at the
   // latest in publish_final, which waits for every caller to leave).

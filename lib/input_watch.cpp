@@ -12,6 +12,7 @@
 
 namespace sup {
 
+// Bytes read from both streams so far (mu_ taken unless on the loop).
 uint64_t Process::output_seen() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   return out_.capture().total() + err_.capture().total();
@@ -38,6 +39,9 @@ int Process::input_wanted() {
   return is_final() ? SUP_ESRCH : verdict;
 }
 
+// Loop thread: a look at the tree or a check for a stop on the terminal
+// when one is due, and the end when it has waited for input
+// input_wait_timeout_ms, or been stopped tty_stop_timeout_ms.
 void Process::look_for_input(Nanos now) {
   if (lifecycle_ != Lifecycle::running || escalation_.cause() != Cause::none || !input_wait_.watching()) return;
   // A look need not come to the ns: one due within the engine's timer lead
@@ -65,6 +69,8 @@ void Process::look_for_input(Nanos now) {
   if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
 }
 
+// The last of sup_signal's stopping or continuing signals was SIGTTIN or
+// SIGTTOU: a stop by either is the caller's, not the terminal's.
 bool Process::caller_stopped_on_terminal() const noexcept {
   // sup_signal's records (host_signal.cpp), newest first: the last signal
   // that stops or continues decides. A caller's own SIGTTIN or SIGTTOU is

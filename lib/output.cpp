@@ -32,6 +32,7 @@ constexpr Nanos kExitAfterEofWait = 30'000;
 
 }  // namespace
 
+// The pidfd's and stdin's watches: handler under work_mu_, unless final.
 template <void (Process::*handler)()>
 void Process::on_watch(uv_poll_t* handle, int, int) {
   auto* self = static_cast<Process*>(handle->data);
@@ -46,6 +47,8 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   self->on_output_ready(handle == self->out_.watch().get() ? self->out_ : self->err_);
 }
 
+// adopt_child's steps: what is known of the child (the loop takes the
+// descriptors over in start()); and when the loop must have started it.
 void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   deadlines_.launched(started_at);
@@ -91,6 +94,9 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
   if (requests_.load() != 0) handle_requests_locked();
 }
 
+// A child the loop cannot watch (a watch that cannot be made or started
+// again) is ended now, and that is its result. drain: its pipes are
+// non-blocking (from the spawn), and what is in them is read.
 void Process::end_unwatched(bool drain) noexcept {
   // The child runs, the caller holds its handle, and sup cannot watch it:
   // it must not outlive this, and its end is the result (aborted, by
@@ -130,6 +136,8 @@ void Process::end_unwatched(bool drain) noexcept {
   finish();
 }
 
+// uv_poll_init: libuv probes the fd with epoll_ctl here, so a watch that
+// cannot be made fails now, not when started. Throws LaunchError.
 void Process::make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what) {
   uv_poll_t* poll = watch.create();
   int rc = uv_poll_init(loop_, poll, fd);
@@ -146,6 +154,8 @@ void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_pol
   check_uv(uv_poll_start(watch.get(), events, on_ready), "uv_poll_start", what);
 }
 
+// Starts a readable watch made earlier. probe: it was stopped since, so
+// its fd is tried on the loop's epoll first. Throws LaunchError.
 void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what) {
   if (probe) {
     // libuv adds a started watch's fd to its epoll only in the loop's next
@@ -168,11 +178,14 @@ void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, 
   check_uv(uv_poll_start(watch.get(), UV_READABLE, on_ready), "uv_poll_start", what);
 }
 
+// start_made_watch for a pipe's watch.
 void Process::watch_pipe(OutputStream& pipe, bool probe) {
   if (pipe.lent()) return;  // its reader reads it (direct_read.cpp)
   start_made_watch(pipe.watch(), on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
 }
 
+// Starts the pidfd's and the pipes' watches (made by start()); any that is
+// closed (EOF, the exit handled) stays so.
 void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
@@ -182,6 +195,8 @@ void Process::watch_exit_and_pipes(bool probe) {
       watch_pipe(*pipe, probe);
 }
 
+// The loop's watches follow drivers_: stopped while a caller drives,
+// restarted once none does; an ended process is torn down instead.
 void Process::sync_watches() {
   if (drivers_ > 0 && !stepped_back_) {
     stepped_back_ = true;
@@ -204,6 +219,9 @@ void Process::sync_watches() {
   }
 }
 
+// Under work_mu_: a caller may watch and read the process itself. Not
+// with a terminal to hand back or backpressure (both need the loop's
+// watches), nor before launched() or once the main process has exited.
 bool Process::can_drive() const noexcept {
   // Nor while a reader reads a pipe itself (direct_read.cpp).
   // Nor with a tee: its copies are written on the loop thread, where every
@@ -212,6 +230,9 @@ bool Process::can_drive() const noexcept {
          backpressure_bytes_ == 0 && !out_.tee() && !err_.tee() && !any_direct() && !released();
 }
 
+// Closes fd, unless a driver may be polling it: then keeps it open, in
+// retired_, until the last driver leaves (a closed number could be reused
+// under its poll).
 void Process::retire(UniqueFd& fd) noexcept {
   if (!fd.valid()) return;
   if (drivers_ > 0) {
@@ -232,6 +253,8 @@ void Process::on_output_ready(OutputStream& pipe) {
   pipe_ended(pipe);
 }
 
+// A pipe at its end (EOF, or its tee's reader gone): closed, and the
+// process finished if that was the last thing it waited for.
 void Process::pipe_ended(OutputStream& pipe) {
   // The last pipe to close after the main process: publish first, and let
   // finish() close it (the caller is waiting for the result).
@@ -263,18 +286,27 @@ void Process::pipe_ended(OutputStream& pipe) {
   maybe_finish();
 }
 
+// A byte was read (by the loop or a reader, under work_mu_): the idle
+// clock restarts, and the first one turns the first-output limit into
+// the idle limit.
 void Process::note_output() noexcept {
   // The first byte: the idle limit now applies, and may end sooner than the
   // first-output deadline the loop armed; the loop arms the new one.
   if (deadlines_.note_output(now_ns())) request(kRearm);
 }
 
+// The latest read by the reader of a stream held back, 0 for none: the
+// silence clock counts it as activity (Deadlines::silence_deadline).
 Nanos Process::held_back_read() const noexcept { return std::max(out_.held_back_read(), err_.held_back_read()); }
 
+// Reads at most max_reads times; returns false on EOF. A short read ends
+// the loop unless until_empty, which goes on to EAGAIN (proof that a
+// writer is still there) or EOF.
 bool Process::read_pipe(OutputStream& pipe, int max_reads, bool until_empty) {
   return read_pipe(pipe, engine_.read_buffer(), engine_.read_buffer_size(), max_reads, until_empty);
 }
 
+// The same into buf: the engine's read buffer is the loop thread's.
 bool Process::read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads, bool until_empty) {
   for (int i = 0; i < max_reads; ++i) {
     if (pipe.held()) return true;
@@ -305,6 +337,8 @@ bool Process::read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads
   return true;
 }
 
+// What is in the pipe once its writer is gone or ending, to EAGAIN or EOF
+// (at most 16 reads of the read buffer); returns true at EOF.
 bool Process::drain_pipe(OutputStream& pipe) {
   return !read_pipe(pipe, pipe.drain_reads(), /*until_empty=*/true);
 }
@@ -328,6 +362,8 @@ void Process::hold_back_if_needed(OutputStream& pipe) {
 
 bool Process::any_held_back() const noexcept { return out_.held() || err_.held(); }
 
+// Once the main process has exited or sup is ending it, every pipe is
+// drained at full speed, read or not.
 void Process::lift_backpressure() {
   if (backpressure_lifted_) return;
   // Also what a tee's slow host fd holds back.
@@ -384,6 +420,7 @@ void Process::resume_held_back() {
     arm_deadline();
 }
 
+// "stdin": "data": the feed (ChildInput) and its watch.
 void Process::feed_stdin() {
   on_stdin_writable();
   if (!input_.feeding()) return;

@@ -271,201 +271,106 @@ class Process {
   EngineLinks engine_links{this};
 
  private:
-  // adopt_child's steps: what is known of the child (the loop takes the
-  // descriptors over in start()); and when the loop must have started it.
+  // ---- Taking the child over (process.cpp) ----------------------------
   void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
                 UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   Nanos loop_needed_by(Nanos now) const noexcept;
   // The loop has been woken for the start, or has started the process.
   std::atomic<bool> loop_asked{false};
-  // Every loop-thread entry (the engine's calls above, the watches'
-  // callbacks) holds work_mu_ and first calls this: a process a caller
-  // finished meanwhile is only torn down. Returns true if final.
+  // First in every loop-thread entry, under work_mu_: true (and torn down) if final.
   bool final_on_loop() noexcept;
   void handle_requests_locked();
-  // output.cpp
-  // A child the loop cannot watch (a watch that cannot be made or started
-  // again) is ended now, and that is its result. drain: its pipes are
-  // non-blocking (from the spawn), and what is in them is read.
-  void end_unwatched(bool drain) noexcept;
+
+  // ---- The loop's watches and the pipes (output.cpp) --------------------
+  void end_unwatched(bool drain) noexcept;  // a child the loop cannot watch ends now
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
-  // The pidfd's and stdin's watches: handler under work_mu_, unless final.
   template <void (Process::*handler)()>
   static void on_watch(uv_poll_t* handle, int status, int events);
-  // uv_poll_init: libuv probes the fd with epoll_ctl here, so a watch that
-  // cannot be made fails now, not when started. Throws LaunchError.
+  // Throw LaunchError.
   void make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what);
   void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
-  // Starts a readable watch made earlier. probe: it was stopped since, so
-  // its fd is tried on the loop's epoll first. Throws LaunchError.
   void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
-  // start_made_watch for a pipe's watch.
   void watch_pipe(OutputStream& pipe, bool probe);
-  // Starts the pidfd's and the pipes' watches (made by start()); any that is
-  // closed (EOF, the exit handled) stays so.
   void watch_exit_and_pipes(bool probe);
-  // The loop's watches follow drivers_: stopped while a caller drives,
-  // restarted once none does; an ended process is torn down instead.
-  void sync_watches();
-  // Under work_mu_: a caller may watch and read the process itself. Not
-  // with a terminal to hand back or backpressure (both need the loop's
-  // watches), nor before launched() or once the main process has exited.
+  void sync_watches();  // the loop stands back while a caller drives
   bool can_drive() const noexcept;
-  // Closes fd, unless a driver may be polling it: then keeps it open, in
-  // retired_, until the last driver leaves (a closed number could be reused
-  // under its poll).
-  void retire(UniqueFd& fd) noexcept;
+  void retire(UniqueFd& fd) noexcept;  // closed once no driver may poll it
   void on_output_ready(OutputStream& pipe);
-  // A pipe at its end (EOF, or its tee's reader gone): closed, and the
-  // process finished if that was the last thing it waited for.
   void pipe_ended(OutputStream& pipe);
-  // Reads at most max_reads times; returns false on EOF. A short read ends
-  // the loop unless until_empty, which goes on to EAGAIN (proof that a
-  // writer is still there) or EOF.
+  // Return false at EOF.
   bool read_pipe(OutputStream& pipe, int max_reads, bool until_empty = false);
-  // The same into buf: the engine's read buffer is the loop thread's.
   bool read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
-  // What is in the pipe once its writer is gone or ending, to EAGAIN or EOF
-  // (at most 16 reads of the read buffer); returns true at EOF.
-  bool drain_pipe(OutputStream& pipe);
+  bool drain_pipe(OutputStream& pipe);  // true at EOF
   void close_pipe(OutputStream& pipe);
   void hold_back_if_needed(OutputStream& pipe);
   void resume_held_back();
-  // Once the main process has exited or sup is ending it, every pipe is
-  // drained at full speed, read or not.
   void lift_backpressure();
   bool any_held_back() const noexcept;
-  // "stdin": "data": the feed (ChildInput) and its watch.
+  Nanos held_back_read() const noexcept;
   void feed_stdin();
   void on_stdin_writable();
   void close_stdin() noexcept { input_.end_feed(); }
-  // A byte was read (by the loop or a reader, under work_mu_): the idle
-  // clock restarts, and the first one turns the first-output limit into
-  // the idle limit.
-  void note_output() noexcept;
+  void note_output() noexcept;  // a byte was read: the idle clock restarts
 
-  // direct_read.cpp, each under work_mu_.
-  // Whether a reader may ever take the pipe: a plain pipe (no terminal, no
-  // tee), the main process running and nothing lifted yet.
+  // ---- Live readers reading the pipes themselves (direct_read.cpp) -------
   bool leasable(const OutputStream& pipe) const noexcept;
-  // Whether it may take it now: leasable, and no caller drives the process.
   bool can_read_directly(const OutputStream& pipe) const noexcept;
-  // sup_output_fd's first call (under mu_ too, the eventfd made): where the
-  // pipe is leasable, the reader gets an epoll set, and the pipe in it now
-  // or (a caller driving) later; else nothing changes.
   void offer_direct(OutputStream& pipe) noexcept;
-  // The pipe into the reader's set, the loop's watch stopped at its next
-  // turn (kReader). Returns false if epoll refused it.
   bool take_lease(OutputStream& pipe) noexcept;
-  // read_output's step for a reader that has read all that sup holds of a
-  // pipe it held before: takes it again if it may (takes work_mu_).
   bool retake_lease(OutputStream& pipe);
   bool any_direct() const noexcept { return out_.lent() || err_.lent(); }
-  // Loop: kReader. Stops the watch of a pipe its reader reads; watches again
-  // one handed back.
   void sync_reader_watches();
 
-  // The latest read by the reader of a stream held back, 0 for none: the
-  // silence clock counts it as activity (Deadlines::silence_deadline).
-  Nanos held_back_read() const noexcept;
-
-  // input_watch.cpp, loop thread: a look at the tree or a check for a stop
-  // on the terminal when one is due, and the end when it has waited for
-  // input input_wait_timeout_ms, or been stopped tty_stop_timeout_ms.
+  // ---- Waiting for input (input_watch.cpp) -------------------------------
   void look_for_input(Nanos now);
-  // The last of sup_signal's stopping or continuing signals was SIGTTIN or
-  // SIGTTOU: a stop by either is the caller's, not the terminal's.
   bool caller_stopped_on_terminal() const noexcept;
-  // Bytes read from both streams so far (mu_ taken unless on the loop).
   uint64_t output_seen() noexcept;
 
-  // host_signal.cpp: sup_signal's records, taken into the signals sent by the
-  // loop (adopt_caller_signals), and put in time order at the end.
+  // ---- sup_signal's records (host_signal.cpp) ----------------------------
   void adopt_host_signals() noexcept;
   void order_signals_sent();
 
-  // routing.cpp: the "tee" copies.
+  // ---- "tee" (routing.cpp) -----------------------------------------------
   static void on_tee_ready(uv_poll_t* handle, int status, int events);
   void tee_copy(OutputStream& pipe, const char* data, size_t len);
   void tee_writable(OutputStream& pipe, int status);
-  // Copies the host's fd has yet to take, which the result waits for (up
-  // to kTeeStall without progress) once the main process has exited.
   bool copies_pending() const noexcept;
-  // finish(), or, while copies_pending(), once they are written.
   void finish_after_copies();
   void close_tees() noexcept;
 
-  // escalation.cpp
-  // Acts on every deadline that is due; returns true if nothing is left to
-  // arm (the process ended, or its exit was handled).
-  bool act_on_deadline();
-  // The earliest deadline still ahead (idle, max runtime, grace, pipe
-  // drain), or the largest Nanos for none.
+  // ---- Deadlines, signals, the exit (escalation.cpp) ---------------------
+  bool act_on_deadline();  // true if nothing is left to arm
   Nanos next_deadline() const noexcept;
-  // Waits awake, without work_mu_, until deadline; returns true early if
-  // the loop has other work meanwhile.
   bool await_deadline(Nanos now, Nanos deadline) const noexcept;
   void arm_deadline();
   void on_leader_exit();
-  // The main process has exited (MainProcess::exited_now said so): drains the
-  // pipes and, unless something holds them, finishes.
   void leader_gone();
   void after_leader_exit();
-  // A limit ran out: the cause, then the interrupt or the kill (on_timeout).
   void timed_out(TimeoutKind kind);
   void interrupt_group(Nanos now);
   void kill_group(Nanos now);
-  // The group has been sent SIGKILL (by whichever thread): escalation done,
-  // and the pipes waited for only briefly from now on.
-  // delivered: the SIGKILL reached a process (forced_kill is true only then).
   void group_killed(Nanos now, bool delivered);
-  // Sends sig (send_to_child); records it if asked and it reached anyone.
-  // Returns whether it did.
   bool signal_group(int sig, Nanos now, bool record);
-  // Takes the signals that callers sent (kill_from_caller,
-  // interrupt_from_caller) as the loop's own: the outcome they decide while
-  // the main process ran, the escalation, the signals recorded in order.
   // First in every loop-thread entry that decides anything.
   void adopt_caller_signals();
   void adopt_caller_interrupt(Nanos at);
-  // Callers: inside the window, true while the main process runs and the
-  // group may be signaled; leave_caller_window() in every case.
-  bool enter_caller_window() noexcept;
+  bool enter_caller_window() noexcept;  // leave_caller_window() in every case
   void leave_caller_window() noexcept;
 
-  // contain.cpp (cgroup mode; each does nothing in group mode)
-  // At the main process's exit: the tree's end (Containment::end_tree),
-  // unless an interrupt's grace is running: the tree has the rest of it (a
-  // setsid'd server exits cleanly), and is ended when its pipes close or the
-  // grace is over.
+  // ---- The tree in cgroup mode (contain.cpp) -----------------------------
   void tree_after_exit() noexcept;
-  // signal_tree for the loop's own signals: a SIGKILL once the main process
-  // has exited ends the tree as Containment::end_tree does (counted first).
   void signal_tree_on_loop(int sig) noexcept;
-  // Containment::signal for the tree of pid_: what kill(-pid_) did not
-  // reach. Async-signal-safe. Returns how many processes it reached.
-  int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;
+  int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;  // async-signal-safe
 
-  // result.cpp
+  // ---- The end (result.cpp) ----------------------------------------------
   void maybe_finish();
-  // publish_final, then tear_down.
-  void finish();
-  // The result decided and published, the main process not yet reaped. On
-  // the loop thread, or a caller's (finish_from_caller), under work_mu_.
+  void finish();  // publish_final, then tear_down
   void publish_final();
-  // Reaps, closes the watches, pipes and pidfd, and drops the deadline: the
-  // loop thread's part of the end, once. After publish_final.
   void tear_down() noexcept;
-  // The main process's zombie, once final: by tear_down, or by sup_release
-  // on the caller's thread when the loop has not come to it yet.
   void reap() noexcept;
   void publish(Result&& result);
-  // The result's text (ResultBuilder), moving large kept bytes into it
-  // (result.cpp).
   void build_result_json();
-  // Kept bytes that moved into the result's text are rebuilt from it, for a
-  // reader that asks for them after all. May throw std::bad_alloc.
-  void bring_back_kept(OutputStream& pipe);
+  void bring_back_kept(OutputStream& pipe);  // may throw std::bad_alloc
 
   OutputStream& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 

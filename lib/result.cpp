@@ -18,6 +18,7 @@ void Process::maybe_finish() {
   if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
 }
 
+// publish_final, then tear_down.
 void Process::finish() {
   if (ended()) return;
   publish_final();
@@ -27,6 +28,8 @@ void Process::finish() {
   tear_down();
 }
 
+// The result decided and published, the main process not yet reaped. On
+// the loop thread, or a caller's (finish_from_caller), under work_mu_.
 void Process::publish_final() {
   // From here the leader may be reaped and its pid reused: no caller may
   // signal the group any more, and one inside kill_from_caller's window
@@ -65,6 +68,8 @@ void Process::publish_final() {
   publish(std::move(r));
 }
 
+// The main process's zombie, once final: by tear_down, or by sup_release
+// on the caller's thread when the loop has not come to it yet.
 void Process::reap() noexcept {
   if (main_.reaped()) return;
   // Group mode: the sentinel forgets the group while the zombie still
@@ -78,6 +83,8 @@ void Process::reap() noexcept {
   changed_.notify_all();  // a releasing thread; no system call without one
 }
 
+// Reaps, closes the watches, pipes and pidfd, and drops the deadline: the
+// loop thread's part of the end, once. After publish_final.
 void Process::tear_down() noexcept {
   if (lifecycle_ == Lifecycle::closed) return;
   lifecycle_ = Lifecycle::closed;
@@ -97,6 +104,9 @@ void Process::tear_down() noexcept {
   flatten_kept();
 }
 
+// Every loop-thread entry (the engine's calls above, the watches'
+// callbacks) holds work_mu_ and first calls this: a process a caller
+// finished meanwhile is only torn down. Returns true if final.
 bool Process::final_on_loop() noexcept {
   if (!ended()) return false;
   tear_down();
@@ -173,6 +183,8 @@ void Process::shutdown() {
   finish();
 }
 
+// The result's text (ResultBuilder), moving large kept bytes into it
+// (result.cpp).
 void Process::build_result_json() {
   // Everything that allocates comes first: the small parts, and the
   // streams' measures. The text is then reserved exactly (escapes make it up
@@ -214,6 +226,8 @@ void Process::build_result_json() {
   result_.set_text(std::move(j));
 }
 
+// Kept bytes that moved into the result's text are rebuilt from it, for a
+// reader that asks for them after all. May throw std::bad_alloc.
 void Process::bring_back_kept(OutputStream& pipe) {
   if (!pipe.capture().lent()) return;
   size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;

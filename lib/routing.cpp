@@ -304,6 +304,8 @@ void Process::tee_writable(OutputStream& pipe, int status) {
     maybe_finish();
 }
 
+// Copies the host's fd has yet to take, which the result waits for (up
+// to kTeeStall without progress) once the main process has exited.
 bool Process::copies_pending() const noexcept {
   // After sup_abort or sup_release nothing waits for the host's fd.
   if (escalation_.cause() == Cause::aborted) return false;
@@ -312,6 +314,7 @@ bool Process::copies_pending() const noexcept {
   return false;
 }
 
+// finish(), or, while copies_pending(), once they are written.
 void Process::finish_after_copies() {
   if (!copies_pending()) {
     finish();
