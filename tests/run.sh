@@ -12,10 +12,10 @@
 # ASan passes everything, TSan and clang their suites; the tests' own code is
 # compiled without optimization (tests/meson.build), the sanitized library at
 # -O1. The builds run one after another (they are CPU-bound), then the
-# fuzzers and the Rust and Node shims, with the Go and Python shims in a lane
-# beside them; each pass's tests start once its build is done, two passes at
-# a time (they mostly wait on children and timers). The C passes' and the
-# side lane's output is shown at the end, in order.
+# fuzzers and the Rust and Node shims, with the Go and the Python shim each
+# in a lane beside them; each pass's tests start once its build is done, two
+# passes at a time (they mostly wait on children and timers). The C passes'
+# and the side lanes' output is shown at the end, in order.
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
@@ -142,27 +142,29 @@ shim() {  # shim NAME COMMAND...
   count "$name" "$rc"
   [ "$rc" -eq 0 ] || status=1
 }
-# The Go and Python shims in a lane of their own (their output shown at the
-# end), beside the fuzzers, Rust and Node here: much of each shim's run is
-# its tests waiting on children.
+# The Go and the Python shim each in a lane of its own (their output shown
+# at the end), beside the fuzzers, Rust and Node here: much of each shim's
+# run is its tests waiting on children, and a lane that ran two of them
+# would end alone, on one CPU, well after the others.
 shim_lane_names=("go shim (go vet, go test -race, GOMAXPROCS=1)" "python shim (mypy, pyright, pytest, the wheel)")
 shim_lane_cmds=("bash shims/go/run-tests.sh build" "bash shims/python/run-tests.sh build")
 mkdir -p build/shim-lane
-(
-  for i in "${!shim_lane_cmds[@]}"; do
+shim_lanes=()
+for i in "${!shim_lane_cmds[@]}"; do
+  (
     stamp "${shim_lane_names[$i]} (output below, at the end)"
     rc=0
     ${shim_lane_cmds[$i]} >"build/shim-lane/$i.log" 2>&1 || rc=$?
     echo "$rc" >"build/shim-lane/$i.rc"
     stamp "${shim_lane_names[$i]}: done"
-  done
-) &
-shim_lane=$!
-trap 'kill_tree "$lane"; kill_tree "$shim_lane"' EXIT
+  ) &
+  shim_lanes+=($!)
+done
+trap 'kill_tree "$lane"; for l in "${shim_lanes[@]}"; do kill_tree "$l"; done' EXIT
 shim fuzz bash tests/fuzz/run.sh 60
 shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
 shim "node shim (npm pack, offline install, tsc --strict, node --test)" bash shims/node/run-tests.sh build
-wait "$shim_lane" || true
+for l in "${shim_lanes[@]}"; do wait "$l" || true; done
 for i in "${!shim_lane_cmds[@]}"; do
   echo "===== ${shim_lane_names[$i]}"
   cat "build/shim-lane/$i.log" 2>/dev/null || true
