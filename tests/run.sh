@@ -11,11 +11,11 @@
 # Each pass builds only what its tests run (tests/targets.py): the plain and
 # ASan passes everything, TSan and clang their suites; the tests' own code is
 # compiled without optimization (tests/meson.build), the sanitized library at
-# -O1. The builds run one after another (they are CPU-bound), then the
-# fuzzers and the Rust and Node shims, with the Go and the Python shim each
-# in a lane beside them; each pass's tests start once its build is done, two
-# passes at a time (they mostly wait on children and timers). The C passes'
-# and the side lanes' output is shown at the end, in order.
+# -O1. The builds run one after another (they are CPU-bound), then the Rust
+# and Node shims, with the fuzzers, the Go and the Python shim each in a lane
+# beside them; each pass's tests start once its build is done, two passes at
+# a time (they mostly wait on children and timers). The C passes' and the
+# side lanes' output is shown at the end, in order.
 # Ends with one line: "sup: N passed, N failed" (a meson test, a fuzzer or a
 # shim's whole run counts as one).
 set -euo pipefail
@@ -24,6 +24,11 @@ cd "$(dirname "$0")/.."
 # install while running beside each other (one apt-get at a time).
 bash tests/deps.sh ripgrep python3-venv make libc6-dev
 start=$SECONDS
+# No build reuses objects from an earlier run through ccache's cache (meson
+# and meson-python wrap the compiler in it when they find it): each run
+# compiles what it builds, as on a new machine. (The Lua rock check shares
+# objects between its own two builds, in a cache of its own.)
+export CCACHE_DISABLE=1
 
 tsan=false
 [ "${1:-}" = "--tsan" ] && tsan=true
@@ -142,12 +147,12 @@ shim() {  # shim NAME COMMAND...
   count "$name" "$rc"
   [ "$rc" -eq 0 ] || status=1
 }
-# The Go and the Python shim each in a lane of its own (their output shown
-# at the end), beside the fuzzers, Rust and Node here: much of each shim's
-# run is its tests waiting on children, and a lane that ran two of them
-# would end alone, on one CPU, well after the others.
-shim_lane_names=("go shim (go vet, go test -race, GOMAXPROCS=1)" "python shim (mypy, pyright, pytest, the wheel)")
-shim_lane_cmds=("bash shims/go/run-tests.sh build" "bash shims/python/run-tests.sh build")
+# The fuzzers, the Go shim and the Python shim each in a lane of its own
+# (their output shown at the end), beside Rust and Node here: much of each
+# shim's run is its tests waiting on children, and a lane that ran two of
+# them would end alone, on one CPU, well after the others.
+shim_lane_names=("fuzz" "go shim (go vet, go test -race, GOMAXPROCS=1)" "python shim (mypy, pyright, pytest, the wheel)")
+shim_lane_cmds=("bash tests/fuzz/run.sh 60" "bash shims/go/run-tests.sh build" "bash shims/python/run-tests.sh build")
 mkdir -p build/shim-lane
 shim_lanes=()
 for i in "${!shim_lane_cmds[@]}"; do
@@ -161,7 +166,6 @@ for i in "${!shim_lane_cmds[@]}"; do
   shim_lanes+=($!)
 done
 trap 'kill_tree "$lane"; for l in "${shim_lanes[@]}"; do kill_tree "$l"; done' EXIT
-shim fuzz bash tests/fuzz/run.sh 60
 shim "rust shim (cargo test, clippy)" bash shims/rust/run-tests.sh build
 shim "node shim (npm pack, offline install, tsc --strict, node --test)" bash shims/node/run-tests.sh build
 for l in "${shim_lanes[@]}"; do wait "$l" || true; done

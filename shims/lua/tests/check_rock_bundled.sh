@@ -35,6 +35,7 @@ fail() {
 # this check's own directory, the second takes the first's objects instead
 # of compiling them again.
 if command -v ccache >/dev/null; then
+  unset CCACHE_DISABLE
   export CCACHE_DIR="$work/ccache" CXX="ccache ${CXX:-g++}"
 fi
 
