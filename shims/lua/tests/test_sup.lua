@@ -106,8 +106,9 @@ test("interrupted: interrupt_signal, then nothing once final", function()
 end)
 
 test("grace then SIGKILL for a child that ignores the signal", function()
+  -- The idle limit starts at "ready", once the shell ignores SIGTERM.
   local res = sup.run{ "sh", "-c", "trap '' TERM; echo ready; sleep 30",
-    idle_timeout_ms = 200, grace_ms = 300 }
+    first_output_timeout_ms = 10000, idle_timeout_ms = 200, grace_ms = 300 }
   eq(res.outcome, "idle_timeout", "outcome")
   eq(res.forced_kill, true, "forced_kill")
   eq(res.term_signal, "SIGKILL", "term_signal")

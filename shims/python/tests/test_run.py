@@ -85,7 +85,8 @@ def test_last_words_on_interrupt_signal() -> None:
 
 def test_grace_then_sigkill() -> None:
     script = "trap '' TERM; echo stubborn; exec sleep 30"
-    r = cap(["sh", "-c", script], idle_timeout=0.2, grace=0.2)
+    # The idle limit starts at "stubborn", once the shell ignores SIGTERM.
+    r = cap(["sh", "-c", script], first_output_timeout=10.0, idle_timeout=0.2, grace=0.2)
     assert r.outcome is Outcome.IDLE_TIMEOUT
     assert r.forced_kill and r.signal == signal.SIGKILL
     assert [s["signal"] for s in r.json["signals_sent"]] == ["SIGTERM", "SIGKILL"]

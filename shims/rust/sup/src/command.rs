@@ -659,12 +659,14 @@ impl Command {
         self
     }
 
-    /// Time between the interrupt signal and SIGKILL (default 5 s).
+    /// Time between the interrupt signal and SIGKILL (default 5 s). Here the
+    /// idle limit starts at the child's first line, once it ignores SIGTERM:
     ///
     /// ```
     /// use std::time::Duration;
-    /// let out = sup::Command::new("sh").args(["-c", "trap '' TERM; sleep 30"])
-    ///     .max_runtime(Duration::from_millis(100)).grace(Duration::from_millis(100)).output()?;
+    /// let out = sup::Command::new("sh").args(["-c", "trap '' TERM; echo ignoring TERM; sleep 30"])
+    ///     .first_output_timeout(Duration::from_secs(10)).idle_timeout(Duration::from_millis(100))
+    ///     .grace(Duration::from_millis(100)).output()?;
     /// assert!(out.forced_kill);
     /// # Ok::<(), sup::Error>(())
     /// ```
