@@ -15,6 +15,7 @@
 #include "api_call.hpp"
 #include "confine.hpp"
 #include "engine.hpp"
+#include "errno_text.hpp"
 #include "launch.hpp"
 #include "process.hpp"
 #include "routing.hpp"
@@ -75,7 +76,7 @@ int spawn(const char* spec_json, sup_proc** out) {
     // input side, which outlives the loop's (sup_pty_resize, a late VEOF).
     sup::Terminal terminal = sup::open_terminal(spec.pty_rows, spec.pty_cols);
     int input = fcntl(terminal.master.get(), F_DUPFD_CLOEXEC, 3);
-    if (input < 0) throw sup::LaunchError{-errno, std::string("fcntl: ") + strerrordesc_np(errno)};
+    if (input < 0) throw sup::LaunchError{-errno, "fcntl: " + sup::errno_text(errno)};
     terminal_input.reset(input);
     fds.child_out = std::move(terminal.slave);
     fds.out_read = std::move(terminal.master);

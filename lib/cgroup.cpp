@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dirents.hpp"
+#include "errno_text.hpp"
 #include "launch.hpp"
 #include "sup.h"
 
@@ -33,12 +34,6 @@ constexpr int kMaxDepth = 8;
 // process in uninterruptible sleep freezes only when it wakes).
 constexpr Nanos kFreezeWait = 50 * kNanosPerMs;
 
-[[noreturn]] void unsupported(const std::string& why) { throw LaunchError{SUP_ENOTSUP, "contain: " + why}; }
-
-std::string errno_text(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
 
 // Calls f(pid) for every pid in dirfd's cgroup.procs and, depth first, in
 // every sub-cgroup's. Raw system calls and stack buffers only: it may run
@@ -183,7 +178,7 @@ std::unique_ptr<ChildCgroup> ChildCgroup::create(const std::optional<std::string
     int err = errno;
     if (err == EEXIST) continue;
     if (err == EACCES || err == EPERM || err == EROFS)
-      unsupported("cannot make a cgroup in " + quoted(host_dir) + " (" + errno_text(err) + ")");
+      contain_unsupported("cannot make a cgroup in " + quoted(host_dir) + " (" + errno_text(err) + ")");
     throw LaunchError{-err, "contain: mkdir " + quoted(path) + ": " + errno_text(err)};
   }
   int dir = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -197,7 +192,7 @@ std::unique_ptr<ChildCgroup> ChildCgroup::create(const std::optional<std::string
   if (kill_fd < 0) {
     int err = errno;
     rmdir(path.c_str());
-    if (err == ENOENT) unsupported("this kernel has no cgroup.kill (Linux >= 5.14 needed)");
+    if (err == ENOENT) contain_unsupported("this kernel has no cgroup.kill (Linux >= 5.14 needed)");
     throw LaunchError{-err, "contain: open " + quoted(path + "/cgroup.kill") + ": " + errno_text(err)};
   }
   UniqueFd kill_owned = above_stdio(UniqueFd(kill_fd));

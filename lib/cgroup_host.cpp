@@ -18,19 +18,16 @@
 #include <sstream>
 #include <utility>
 
+#include "errno_text.hpp"
 #include "launch.hpp"
 #include "sentinel.hpp"
 #include "sup.h"
 
 namespace sup {
+
+[[noreturn]] void contain_unsupported(const std::string& why) { throw LaunchError{SUP_ENOTSUP, "contain: " + why}; }
+
 namespace {
-
-[[noreturn]] void unsupported(const std::string& why) { throw LaunchError{SUP_ENOTSUP, "contain: " + why}; }
-
-std::string errno_text(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
 
 bool is_cgroup2(const std::string& path) {
   struct statfs fs;
@@ -79,16 +76,16 @@ std::string host_cgroup_dir() {
     mount_point = unescape_mount(point);
     break;
   }
-  if (mount_point.empty()) unsupported("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo)");
+  if (mount_point.empty()) contain_unsupported("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo)");
   std::ifstream groups("/proc/self/cgroup");
   std::string own;
   while (std::getline(groups, line))
     if (line.compare(0, 3, "0::") == 0) own = line.substr(3);
-  if (own.empty()) unsupported("this process has no cgroup v2 entry in /proc/self/cgroup");
+  if (own.empty()) contain_unsupported("this process has no cgroup v2 entry in /proc/self/cgroup");
   // The mount may show a subtree (a container's namespace): the path is
   // relative to its root.
   if (mount_root != "/" && own.compare(0, mount_root.size(), mount_root) == 0) own = own.substr(mount_root.size());
-  if (own.find(" (deleted)") != std::string::npos) unsupported("this process's cgroup has been removed");
+  if (own.find(" (deleted)") != std::string::npos) contain_unsupported("this process's cgroup has been removed");
   std::string dir = mount_point;
   if (own != "/") dir += own;
   return dir;
@@ -137,7 +134,7 @@ std::string parent_for(const std::optional<std::string>& parent_key, HostDirs& d
   if (parent_key) return *parent_key;
   const char* env = getenv("SUP_CGROUP_PARENT");
   if (env != nullptr && env[0] != '\0') {
-    if (env[0] != '/') unsupported("SUP_CGROUP_PARENT " + quoted(env) + " is not an absolute path");
+    if (env[0] != '/') contain_unsupported("SUP_CGROUP_PARENT " + quoted(env) + " is not an absolute path");
     return env;
   }
   if (!dirs.default_parent) dirs.default_parent = host_cgroup_dir();
@@ -150,9 +147,9 @@ std::string host_dir_in(const std::string& parent, HostDirs& dirs, Sentinel& sen
     if (p == parent) return dir;
   struct stat st;
   if (stat(parent.c_str(), &st) != 0)
-    unsupported("cgroup parent " + quoted(parent) + ": " + errno_text(errno));
-  if (!S_ISDIR(st.st_mode)) unsupported("cgroup parent " + quoted(parent) + " is not a directory");
-  if (!is_cgroup2(parent)) unsupported("cgroup parent " + quoted(parent) + " is not on a cgroup v2 hierarchy");
+    contain_unsupported("cgroup parent " + quoted(parent) + ": " + errno_text(errno));
+  if (!S_ISDIR(st.st_mode)) contain_unsupported("cgroup parent " + quoted(parent) + " is not a directory");
+  if (!is_cgroup2(parent)) contain_unsupported("cgroup parent " + quoted(parent) + " is not on a cgroup v2 hierarchy");
   const std::string base = parent + "/sup-" + std::to_string(getpid()) + "-" + start_time();
   // The sentinel is told before the directory exists, and only once it
   // holds its end of the socket (the first spawn's engine starts it on
@@ -172,10 +169,10 @@ std::string host_dir_in(const std::string& parent, HostDirs& dirs, Sentinel& sen
     int err = errno;
     if (err == EEXIST) continue;
     if (err == EACCES || err == EPERM || err == EROFS)
-      unsupported("cgroup parent " + quoted(parent) + " is not writable (" + errno_text(err) + ")");
+      contain_unsupported("cgroup parent " + quoted(parent) + " is not writable (" + errno_text(err) + ")");
     throw LaunchError{-err, "contain: mkdir " + quoted(dir) + ": " + errno_text(err)};
   }
-  unsupported("cgroup parent " + quoted(parent) + ": 100 directories of this host's name exist");
+  contain_unsupported("cgroup parent " + quoted(parent) + ": 100 directories of this host's name exist");
 }
 
 }  // namespace

@@ -14,6 +14,10 @@ namespace sup {
 
 class Sentinel;
 
+// Throws LaunchError SUP_ENOTSUP "contain: WHY": cgroup containment cannot
+// be had here, for that reason.
+[[noreturn]] void contain_unsupported(const std::string& why);
+
 // The host's directory for a new child's cgroup. The parent is parent_key
 // (the spec's "cgroup_parent") if set, else $SUP_CGROUP_PARENT, else the
 // host's own cgroup (from /proc/self/cgroup, on the cgroup2 mount found in

@@ -47,10 +47,7 @@ ChildFds ChildFdPlan::view() const noexcept {
   return v;
 }
 
-// The child's code: no sanitizer hooks (it runs on the parent's memory
-// before exec), nothing but system calls.
-#define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
-
+// The child's code (SUP_CHILD_CODE): nothing but system calls.
 namespace {
 
 SUP_CHILD_CODE bool is_target(const ChildFds& f, int fd) noexcept {

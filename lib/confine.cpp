@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "cgroup.hpp"
+#include "errno_text.hpp"
 #include "json_text.hpp"
 #include "launch.hpp"
 #include "sup.h"
@@ -23,13 +24,6 @@ extern char** environ;
 
 namespace sup {
 namespace {
-
-#define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
-
-std::string errno_text(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
 
 // Removes everything under the directory dir_fd, not following symbolic
 // links (a link the child left points wherever it likes).

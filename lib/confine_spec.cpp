@@ -7,30 +7,27 @@
 #include <set>
 
 #include "spec.hpp"
+#include "spec_value.hpp"
 
 namespace sup {
 namespace {
 
-[[noreturn]] void fail(const std::string& key, const std::string& problem) {
-  throw SpecError{"spec: " + key + ": " + problem};
-}
-
 uint64_t positive(const cJSON* item, const std::string& key, double max) {
-  if (!cJSON_IsNumber(item)) fail(key, "must be a positive integer");
+  if (!cJSON_IsNumber(item)) spec_fail(key, "must be a positive integer");
   double v = item->valuedouble;
-  if (v != std::floor(v) || v < 1) fail(key, "must be a positive integer");
-  if (v > max) fail(key, "too large (at most " + std::to_string(static_cast<uint64_t>(max)) + ")");
+  if (v != std::floor(v) || v < 1) spec_fail(key, "must be a positive integer");
+  if (v > max) spec_fail(key, "too large (at most " + std::to_string(static_cast<uint64_t>(max)) + ")");
   return static_cast<uint64_t>(v);
 }
 
 bool boolean(const cJSON* item, const std::string& key) {
-  if (!cJSON_IsBool(item)) fail(key, "must be true or false");
+  if (!cJSON_IsBool(item)) spec_fail(key, "must be true or false");
   return cJSON_IsTrue(item);
 }
 
 void parse_limits(const cJSON* item, LimitsSpec& limits) {
   if (!cJSON_IsObject(item))
-    fail("limits", "must be an object of \"memory_bytes\", \"cpu_seconds\", \"processes\", \"file_bytes\", "
+    spec_fail("limits", "must be an object of \"memory_bytes\", \"cpu_seconds\", \"processes\", \"file_bytes\", "
                    "\"open_files\", \"core_dump\"");
   std::set<std::string> seen;
   // 2^53: exact as a JSON number, and far beyond any real limit.
@@ -38,7 +35,7 @@ void parse_limits(const cJSON* item, LimitsSpec& limits) {
   for (const cJSON* e = item->child; e != nullptr; e = e->next) {
     const std::string name = e->string;
     const std::string key = "limits." + name;
-    if (!seen.insert(name).second) fail(key, "appears twice");
+    if (!seen.insert(name).second) spec_fail(key, "appears twice");
     if (name == "memory_bytes")
       limits.memory_bytes = positive(e, key, kMax);
     else if (name == "cpu_seconds")
@@ -52,20 +49,20 @@ void parse_limits(const cJSON* item, LimitsSpec& limits) {
     else if (name == "core_dump")
       limits.core_dump = boolean(e, key);
     else
-      fail(key, "unknown key (\"memory_bytes\", \"cpu_seconds\", \"processes\", \"file_bytes\", \"open_files\" or "
+      spec_fail(key, "unknown key (\"memory_bytes\", \"cpu_seconds\", \"processes\", \"file_bytes\", \"open_files\" or "
                 "\"core_dump\")");
   }
 }
 
 std::vector<std::string> paths(const cJSON* item, const std::string& key) {
-  if (!cJSON_IsArray(item)) fail(key, "must be an array of absolute paths");
+  if (!cJSON_IsArray(item)) spec_fail(key, "must be an array of absolute paths");
   std::vector<std::string> out;
   int index = 0;
   for (const cJSON* p = item->child; p != nullptr; p = p->next, ++index) {
     const std::string at = key + "[" + std::to_string(index) + "]";
-    if (!cJSON_IsString(p)) fail(at, "must be a string");
+    if (!cJSON_IsString(p)) spec_fail(at, "must be a string");
     std::string path = p->valuestring;
-    if (path.empty() || path[0] != '/') fail(at, "must be an absolute path");
+    if (path.empty() || path[0] != '/') spec_fail(at, "must be an absolute path");
     out.push_back(std::move(path));
   }
   return out;
@@ -73,13 +70,13 @@ std::vector<std::string> paths(const cJSON* item, const std::string& key) {
 
 void parse_sandbox(const cJSON* item, SandboxSpec& sandbox) {
   if (!cJSON_IsObject(item))
-    fail("sandbox", "must be an object of \"write\", \"read\", \"exec\", \"network\", \"strict\", \"tmp\"");
+    spec_fail("sandbox", "must be an object of \"write\", \"read\", \"exec\", \"network\", \"strict\", \"tmp\"");
   sandbox.given = true;
   std::set<std::string> seen;
   for (const cJSON* e = item->child; e != nullptr; e = e->next) {
     const std::string name = e->string;
     const std::string key = "sandbox." + name;
-    if (!seen.insert(name).second) fail(key, "appears twice");
+    if (!seen.insert(name).second) spec_fail(key, "appears twice");
     if (name == "write") {
       sandbox.write = paths(e, key);
     } else if (name == "read" || name == "exec") {
@@ -93,7 +90,7 @@ void parse_sandbox(const cJSON* item, SandboxSpec& sandbox) {
     } else if (name == "tmp") {
       sandbox.tmp = boolean(e, key);
     } else {
-      fail(key, "unknown key (\"write\", \"read\", \"exec\", \"network\", \"strict\" or \"tmp\")");
+      spec_fail(key, "unknown key (\"write\", \"read\", \"exec\", \"network\", \"strict\" or \"tmp\")");
     }
   }
 }
@@ -104,13 +101,13 @@ IdSpec id(const cJSON* item, const std::string& key, const char* what) {
   IdSpec out;
   if (cJSON_IsNumber(item)) {
     double v = item->valuedouble;
-    if (v != std::floor(v) || v < 0 || v >= 4294967295.0) fail(key, std::string("must be a ") + what + " id from 0 to 4294967294 or a name");
+    if (v != std::floor(v) || v < 0 || v >= 4294967295.0) spec_fail(key, std::string("must be a ") + what + " id from 0 to 4294967294 or a name");
     out.id = static_cast<uint32_t>(v);
   } else if (cJSON_IsString(item)) {
     out.name = item->valuestring;
-    if (out.name.empty()) fail(key, "must not be empty");
+    if (out.name.empty()) spec_fail(key, "must not be empty");
   } else {
-    fail(key, std::string("must be a ") + what + " name or a numeric id");
+    spec_fail(key, std::string("must be a ") + what + " name or a numeric id");
   }
   return out;
 }
@@ -128,13 +125,13 @@ bool parse_confine_key(const cJSON* item, ConfineSpec& spec) {
   } else if (key == "group") {
     spec.group = id(item, key, "group");
   } else if (key == "groups") {
-    if (!cJSON_IsArray(item)) fail(key, "must be an array of group names or numeric ids");
+    if (!cJSON_IsArray(item)) spec_fail(key, "must be an array of group names or numeric ids");
     std::vector<IdSpec> groups;
     int index = 0;
     for (const cJSON* g = item->child; g != nullptr; g = g->next, ++index)
       groups.push_back(id(g, key + "[" + std::to_string(index) + "]", "group"));
     // setgroups(2) takes at most NGROUPS_MAX (65536).
-    if (groups.size() > 65536) fail(key, "at most 65536 groups");
+    if (groups.size() > 65536) spec_fail(key, "at most 65536 groups");
     spec.groups = std::move(groups);
   } else {
     return false;

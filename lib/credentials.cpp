@@ -10,19 +10,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "errno_text.hpp"
 #include "spec.hpp"
+#include "spec_value.hpp"
 
 namespace sup {
 namespace {
 
-[[noreturn]] void fail(const std::string& key, const std::string& problem) {
-  throw SpecError{"spec: " + key + ": " + problem};
-}
-
 std::string lookup_error(int rc) {
   if (rc == 0) return "no such name";
-  const char* text = strerrordesc_np(rc);
-  return text != nullptr ? text : "error " + std::to_string(rc);
+  return errno_text(rc);
 }
 
 // The *_r lookups with a buffer grown on ERANGE (a group with many members
@@ -37,7 +34,7 @@ bool find_user(const std::string& name, const std::string& key, uid_t* uid, gid_
       buf.resize(buf.size() * 4);
       continue;
     }
-    if (found == nullptr) fail(key, "\"" + name + "\": " + lookup_error(rc));
+    if (found == nullptr) spec_fail(key, "\"" + name + "\": " + lookup_error(rc));
     *uid = pw.pw_uid;
     *gid = pw.pw_gid;
     return true;
@@ -55,7 +52,7 @@ gid_t find_group(const IdSpec& g, const std::string& key) {
       buf.resize(buf.size() * 4);
       continue;
     }
-    if (found == nullptr) fail(key, "\"" + g.name + "\": " + lookup_error(rc));
+    if (found == nullptr) spec_fail(key, "\"" + g.name + "\": " + lookup_error(rc));
     return gr.gr_gid;
   }
 }

@@ -27,6 +27,7 @@
 #include "child_signals.hpp"
 #include "confine.hpp"
 #include "credentials.hpp"
+#include "errno_text.hpp"
 #include "sup.h"
 
 extern char** environ;
@@ -69,8 +70,6 @@ struct ChildArgs {
   int failed_errno;
   ChildSignals signals;
 };
-
-#define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 [[noreturn]] SUP_CHILD_CODE void child_fail(ChildArgs* a, FailedStep step) {
   a->failed_step = step;
@@ -243,11 +242,6 @@ struct CgroupRefused {
 // spawn's error in either mode.
 bool refusal(int err) noexcept { return err != EAGAIN && err != ENOMEM && err != EMFILE && err != ENFILE && err != EINTR; }
 
-std::string describe_errno(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
-
 }  // namespace
 
 ChildStack::ChildStack() {
@@ -306,7 +300,7 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, const ChildCo
     } else if (plan.cgroup_optional && refusal(errno)) {
       int err = errno;
       pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      throw CgroupRefused{"the cgroup's cgroup.procs: " + describe_errno(err)};
+      throw CgroupRefused{"the cgroup's cgroup.procs: " + errno_text(err)};
     }
   }
   if (cgroup_fd < 0 || args.cgroup_procs >= 0)
@@ -320,10 +314,10 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, const ChildCo
   if (pid < 0) {
     int err = errno;
     if (cgroup_fd >= 0 && args.cgroup_procs < 0 && plan.cgroup_optional && refusal(err))
-      throw CgroupRefused{"clone3 into the cgroup: " + describe_errno(err)};
-    if (cgroup_fd >= 0) throw LaunchError{-err, "contain: clone into the cgroup: " + describe_errno(err)};
+      throw CgroupRefused{"clone3 into the cgroup: " + errno_text(err)};
+    if (cgroup_fd >= 0) throw LaunchError{-err, "contain: clone into the cgroup: " + errno_text(err)};
     if (err == EINVAL) throw LaunchError{SUP_ENOSYS, "clone: this kernel lacks CLONE_PIDFD (Linux >= 5.9 needed)"};
-    throw LaunchError{-err, "clone: " + describe_errno(err)};
+    throw LaunchError{-err, "clone: " + errno_text(err)};
   }
   // The pidfd is the lowest free number: 0, 1 or 2 in a host that closed
   // its own, which the host may later dup2 over (and sup would then close
@@ -350,25 +344,25 @@ static Launched launch_once(const LaunchPlan& plan, int cgroup_fd, const ChildCo
   int err = args.failed_errno;
   switch (args.failed_step) {
     case FailedStep::cwd:
-      throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + describe_errno(err), SUP_PART_CWD};
+      throw LaunchError{-err, "cwd " + quoted(*plan.cwd) + ": " + errno_text(err), SUP_PART_CWD};
     case FailedStep::exec: {
       // execve says EACCES for a directory; say what it is.
       struct stat st;
       std::string on_disk = (plan.cwd && plan.exec_path[0] != '/') ? *plan.cwd + "/" + plan.exec_path : plan.exec_path;
       if (err == EACCES && stat(on_disk.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
-      throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + describe_errno(err), SUP_PART_EXEC};
+      throw LaunchError{-err, "exec " + quoted(plan.exec_path) + ": " + errno_text(err), SUP_PART_EXEC};
     }
     case FailedStep::confine:
-      throw LaunchError{-err, std::string(args.confine_step) + ": " + describe_errno(err)};
+      throw LaunchError{-err, std::string(args.confine_step) + ": " + errno_text(err)};
     case FailedStep::cgroup:
-      if (plan.cgroup_optional && refusal(err)) throw CgroupRefused{"joining the cgroup: " + describe_errno(err)};
-      throw LaunchError{-err, "contain: joining the cgroup: " + describe_errno(err)};
+      if (plan.cgroup_optional && refusal(err)) throw CgroupRefused{"joining the cgroup: " + errno_text(err)};
+      throw LaunchError{-err, "contain: joining the cgroup: " + errno_text(err)};
     case FailedStep::fds:
       // A host descriptor closed since the spawn checked it (EBADF), or no
       // room above the highest "fds" number to move one out of the way.
-      throw LaunchError{-err, "fds: placing the child's descriptors: " + describe_errno(err)};
+      throw LaunchError{-err, "fds: placing the child's descriptors: " + errno_text(err)};
     default:
-      throw LaunchError{-err, "child setup: " + describe_errno(err)};
+      throw LaunchError{-err, "child setup: " + errno_text(err)};
   }
 }
 
@@ -391,7 +385,7 @@ Launched launch(const LaunchPlan& plan, ChildStack& stack) {
 
 PipeEnds make_pipe() {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw LaunchError{-errno, std::string("pipe: ") + describe_errno(errno)};
+  if (pipe2(fds, O_CLOEXEC) != 0) throw LaunchError{-errno, std::string("pipe: ") + errno_text(errno)};
   PipeEnds p{UniqueFd(fds[0]), UniqueFd(fds[1])};
   p.read_end = above_stdio(std::move(p.read_end));
   p.write_end = above_stdio(std::move(p.write_end));
@@ -401,13 +395,13 @@ PipeEnds make_pipe() {
 void set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-    throw LaunchError{-errno, std::string("fcntl: ") + describe_errno(errno)};
+    throw LaunchError{-errno, std::string("fcntl: ") + errno_text(errno)};
 }
 
 UniqueFd above_stdio(UniqueFd fd) {
   if (fd.get() > 2) return fd;
   int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
-  if (moved < 0) throw LaunchError{-errno, std::string("fcntl: ") + describe_errno(errno)};
+  if (moved < 0) throw LaunchError{-errno, std::string("fcntl: ") + errno_text(errno)};
   return UniqueFd(moved);
 }
 

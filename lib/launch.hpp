@@ -15,6 +15,10 @@
 #include "launch_plan.hpp"
 #include "unique_fd.hpp"
 
+// Marks the code the clone runs before exec (launch.cpp, child_fds.cpp,
+// confine.cpp): no sanitizer hooks, as it runs on the parent's memory.
+#define SUP_CHILD_CODE __attribute__((no_sanitize("address", "undefined", "thread")))
+
 namespace sup {
 
 // Descriptors the child gets as 0, 1 and 2: sup's pipe ends and /dev/null

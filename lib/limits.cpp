@@ -10,17 +10,13 @@
 #include <cstring>
 
 #include "cgroup.hpp"
+#include "errno_text.hpp"
 #include "json_text.hpp"
 #include "launch.hpp"
 #include "sup.h"
 
 namespace sup {
 namespace {
-
-std::string errno_text(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
 
 // The first line of a small file under dir, or "" if it cannot be read.
 std::string read_small(int dir, const char* name) {

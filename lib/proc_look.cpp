@@ -54,29 +54,29 @@ bool parse_syscall(const char* text, Blocked& out) noexcept {
   return out.nr >= 0;
 }
 
-enum class Call { other, read_fd, poll, select, epoll, terminal_op };
+enum class Syscall { other, read_fd, poll, select, epoll, terminal_op };
 
 // System calls that wait for input on the descriptors they are given.
 // Numbers of the host's own ABI: a 32-bit process on a 64-bit kernel
 // reports its own numbers, which are not matched (README: limits).
-Call classify(long nr) noexcept {
+Syscall classify(long nr) noexcept {
   switch (nr) {
     case SYS_read:
     case SYS_readv:
     case SYS_pread64:
     case SYS_preadv:
     case SYS_preadv2:
-      return Call::read_fd;
+      return Syscall::read_fd;
 #ifdef SYS_poll
     case SYS_poll:
 #endif
     case SYS_ppoll:
-      return Call::poll;
+      return Syscall::poll;
 #ifdef SYS_select
     case SYS_select:
 #endif
     case SYS_pselect6:
-      return Call::select;
+      return Syscall::select;
 #ifdef SYS_epoll_wait
     case SYS_epoll_wait:
 #endif
@@ -84,14 +84,14 @@ Call classify(long nr) noexcept {
 #ifdef SYS_epoll_pwait2
     case SYS_epoll_pwait2:
 #endif
-      return Call::epoll;
+      return Syscall::epoll;
     // A background process stopped on its terminal stopped in one of these.
     case SYS_write:
     case SYS_writev:
     case SYS_ioctl:
-      return Call::terminal_op;
+      return Syscall::terminal_op;
     default:
-      return Call::other;
+      return Syscall::other;
   }
 }
 
@@ -234,10 +234,10 @@ bool Look::epoll_waits(int task_dir, const Blocked& b, dev_t ctty) {
 
 bool Look::waits_on_stdin(int task_dir, pid_t tid, const Blocked& b, dev_t ctty) {
   switch (classify(b.nr)) {
-    case Call::read_fd: return fd_is_stdin(task_dir, static_cast<long>(b.args[0]), ctty);
-    case Call::poll: return poll_waits(task_dir, tid, b, ctty);
-    case Call::select: return select_waits(task_dir, tid, b, ctty);
-    case Call::epoll: return epoll_waits(task_dir, b, ctty);
+    case Syscall::read_fd: return fd_is_stdin(task_dir, static_cast<long>(b.args[0]), ctty);
+    case Syscall::poll: return poll_waits(task_dir, tid, b, ctty);
+    case Syscall::select: return select_waits(task_dir, tid, b, ctty);
+    case Syscall::epoll: return epoll_waits(task_dir, b, ctty);
     default: return false;
   }
 }
@@ -288,7 +288,7 @@ bool Look::process(int proc_dir, pid_t pid, pid_t pgrp) {
       // a background group: SIGTTIN or SIGTTOU, which nothing but the host
       // (SIGCONT after giving it the terminal) ends. A SIGSTOP elsewhere is
       // not waiting for input.
-      if (background && classify(b.nr) != Call::other && classify(b.nr) != Call::epoll &&
+      if (background && classify(b.nr) != Syscall::other && classify(b.nr) != Syscall::epoll &&
           fd_is_terminal(task.get(), static_cast<long>(b.args[0]), ps.tty)) {
         stopped_ = true;
         go_on = false;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "errno_text.hpp"
 #include "process.hpp"
 #include "sup.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 [[noreturn]] void fail_errno(const char* what) {
   int err = errno;
-  throw LaunchError{-err, std::string(what) + ": " + strerrordesc_np(err)};
+  throw LaunchError{-err, std::string(what) + ": " + errno_text(err)};
 }
 
 // The host's fd, or /dev/null when the host has it closed.

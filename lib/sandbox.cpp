@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "errno_text.hpp"
 #include "json_text.hpp"
 #include "launch.hpp"
 #include "sup.h"
@@ -67,11 +68,6 @@ struct NetPortAttr {
   uint64_t allowed_access;
   uint64_t port;
 };
-
-std::string errno_text(int err) {
-  const char* text = strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
 
 #if defined(__x86_64__)
 constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;

@@ -18,8 +18,6 @@
 namespace sup {
 namespace {
 
-constexpr const char* kProgram = "sup-sentinel";
-
 // The engine's end of the socket, for the fork handler: a forked child
 // must not keep the sentinel from seeing its host's death.
 std::atomic<int> g_ours{-1};
@@ -88,7 +86,7 @@ bool Sentinel::launch_program(ChildStack& stack, int dev_null, int theirs) noexc
       LaunchPlan plan;
       plan.exec_path = way.path;
       plan.argv0 = plan.exec_path;
-      plan.argv_storage = {kProgram, std::to_string(getpid())};
+      plan.argv_storage = {kSentinelProgram, std::to_string(getpid())};
       for (auto& arg : plan.argv_storage) plan.argv.push_back(arg.data());
       plan.argv.push_back(nullptr);
       plan.env_storage = way.env;

@@ -21,7 +21,6 @@ extern char** environ;
 namespace sup {
 namespace {
 
-constexpr const char* kProgram = "sup-sentinel";
 constexpr const char* kMarker = "SUP_SENTINEL_OF";
 // The ready status of "self" and "preload": not 0, which a true(1) that
 // ran without the preloaded object also exits with.
@@ -58,11 +57,11 @@ std::string program_path(const Dl_info* self) {
     std::string lib = self->dli_fname;
     size_t slash = lib.rfind('/');
     if (slash != std::string::npos) {
-      std::string beside = lib.substr(0, slash + 1) + kProgram;
+      std::string beside = lib.substr(0, slash + 1) + kSentinelProgram;
       if (executable(beside)) return beside;
     }
   }
-  std::string installed = std::string(SUP_LIBEXECDIR) + "/" + kProgram;
+  std::string installed = std::string(SUP_LIBEXECDIR) + "/" + kSentinelProgram;
   return executable(installed) ? installed : std::string();
 }
 
@@ -121,7 +120,7 @@ std::vector<SentinelWay> sentinel_ways(pid_t host, std::string& why_none) {
     }
   }
   if (ways.empty())
-    why_none = std::string("no ") + kProgram + " beside libsup or in " + SUP_LIBEXECDIR +
+    why_none = std::string("no ") + kSentinelProgram + " beside libsup or in " + SUP_LIBEXECDIR +
                (privileged ? ", and a privileged (set-user-ID) host is not run again"
                            : ", and libsup is in a shared object that cannot be preloaded into true(1)");
   return ways;

@@ -45,6 +45,9 @@
 
 namespace sup {
 
+// The sentinel's program's name, as installed and as its argv[0].
+inline constexpr const char* kSentinelProgram = "sup-sentinel";
+
 struct SentinelWay {
   const char* name;               // "program", "self", "preload"
   std::string path;               // what is exec'd

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "errno_text.hpp"
 #include "launch.hpp"
 
 namespace sup {
@@ -112,7 +113,7 @@ struct TeeWriter::State {
 TeeWriter::TeeWriter(UniqueFd fd) : state_(std::make_shared<State>()) {
   state_->fd = std::move(fd);
   int progress = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (progress < 0) throw LaunchError{-errno, std::string("eventfd: ") + strerrordesc_np(errno)};
+  if (progress < 0) throw LaunchError{-errno, "eventfd: " + errno_text(errno)};
   state_->progress.reset(progress);
   progress_fd_ = progress;
   pin_library();

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <string>
 
+#include "errno_text.hpp"
 #include "launch.hpp"
 #include "sup.h"
 
@@ -17,8 +18,7 @@ namespace sup {
 namespace {
 
 [[noreturn]] void fail(int err, const std::string& step) {
-  const char* text = strerrordesc_np(err);
-  std::string detail = "pty: " + step + ": " + (text != nullptr ? text : "error " + std::to_string(err));
+  std::string detail = "pty: " + step + ": " + errno_text(err);
   // devpts says ENOSPC once kernel.pty.max (or the instance's max=) is
   // reached; EAGAIN where a terminal's index cannot be had for now.
   if (err == ENOSPC || err == EAGAIN)
