@@ -15,6 +15,10 @@
 
 namespace sup {
 
+// A live reader with many children finds each handle cold, and its call
+// touches a dozen cache lines of it; each atomic on the way (the pin, the
+// locks) waits for the misses before it. Asked for all at once first,
+// they overlap. `handle` is not yet validated: a prefetch never faults.
 void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   // Only an address a Process could be at is looked into (a garbage handle
   // is turned away by Call, after this).
@@ -41,7 +45,7 @@ bool Process::leasable(const OutputStream& pipe) const noexcept {
 // Whether it may take it now: leasable, and no caller drives the process.
 bool Process::can_read_directly(const OutputStream& pipe) const noexcept {
   // A caller in sup_poll polls the pipes itself (drive_to_exit).
-  return leasable(pipe) && drivers_ == 0;
+  return leasable(pipe) && !drivers_.any();
 }
 
 // sup_output_fd's first call (under mu_ too, the eventfd made): where the
@@ -82,6 +86,9 @@ void Process::hand_back_direct(OutputStream& pipe) {
   if (pipe.take_back(/*lapse=*/false)) request(kReader);
 }
 
+// read_output's step for a reader that has read all
+// that sup holds and reads the pipe itself: into buf, then into the
+// capture. Returns the count (0: nothing yet, or the pipe handed back).
 int64_t Process::read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_t cap) {
   std::lock_guard<std::mutex> work(work_mu_);
   // Handed back meanwhile: the loop reads the pipe, and the eventfd (in the
@@ -143,7 +150,7 @@ void Process::sync_reader_watches() {
       uv_poll_stop(pipe->watch().get());
       continue;
     }
-    if (pipe->held() || stepped_back_) continue;
+    if (pipe->held() || drivers_.stepped_back()) continue;
     try {
       watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {
@@ -154,6 +161,9 @@ void Process::sync_reader_watches() {
   }
 }
 
+// ReaderLeases' sweep, the loop's one entry for it: takes back each pipe
+// whose reader left bytes unread since the last sweep, or fell behind
+// the child. Returns whether a reader still holds one.
 bool Process::check_reader_leases() {
   // Most readers keep up: their reads since the last sweep say so, read
   // without the lock (a sweep over 2,000 lent pipes then touches a cache
@@ -174,7 +184,7 @@ bool Process::check_reader_leases() {
       continue;
     }
     pipe->take_back(/*lapse=*/true);
-    if (stepped_back_ || !pipe->watch()) continue;
+    if (drivers_.stepped_back() || !pipe->watch()) continue;
     try {
       watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {

@@ -31,6 +31,13 @@ bool Process::enter_caller_window() noexcept {
 
 void Process::leave_caller_window() noexcept { signals_.leave(); }
 
+// sup_abort's first step: SIGKILL to the group from the
+// caller's thread while the main process runs, so that its end does not
+// wait for the loop thread to wake. Async-signal-safe. Returns true when
+// it found the main process running and a caller's kill is now on record
+// (this call's, or one racing it): the loop (or a caller finishing the
+// process) adopts it whenever it next looks at the process, at the latest
+// when it sees the main process exit.
 bool Process::kill_from_caller() noexcept {
   int saved_errno = errno;  // a signal handler's caller keeps its errno
   bool on_record = false;
@@ -56,6 +63,10 @@ bool Process::kill_from_caller() noexcept {
   return on_record;
 }
 
+// sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
+// group from the caller's thread while the main process runs, unless the
+// loop or another caller sent it already. Async-signal-safe. Returns when
+// this call sent it, 0 if it did not.
 Nanos Process::interrupt_from_caller() noexcept {
   // An interrupt signal of SIGKILL is a kill: the loop sends it, so that
   // the group is never killed twice over by two paths.
@@ -87,6 +98,9 @@ Nanos Process::interrupt_from_caller() noexcept {
   return sent_at;
 }
 
+// sup_interrupt's second step: the loop is to act on the interrupt (arm
+// the grace's kill), by the grace's end at the latest if this caller sent
+// it at sent_at (not 0). Async-signal-safe. Returns 1 if already final.
 int Process::request_interrupt(Nanos sent_at) noexcept {
   // Most children end within microseconds of the signal, and the loop
   // adopts the interrupt when it sees that exit. Woken now, it would only

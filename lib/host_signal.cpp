@@ -11,6 +11,8 @@
 
 namespace sup {
 
+// sup_signal: sig (0: only whether the result is final yet) to the group,
+// recorded for signals_sent. Async-signal-safe. Returns 0 or an error.
 int Process::signal_from_caller(int sig) noexcept {
   const int saved_errno = errno;
   int rc = SUP_ESRCH;

@@ -60,6 +60,12 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
   main_.launched(pid, std::move(pidfd));
 }
 
+// The start (Lifetimes::start_queued): watches the pidfd and pipes,
+// feeds stdin, arms the deadline, then handles what callers asked for
+// meanwhile. If a watch cannot be made (out of memory, epoll's watch
+// limit), or the engine could not track the process (tracked false), the
+// child is killed at once and that is its result: the caller already
+// holds the handle.
 void Process::start(uv_loop_t* loop, bool tracked) noexcept {
   std::lock_guard<std::mutex> work(work_mu_);
   loop_ = loop;
@@ -80,8 +86,8 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // with "pty" the terminal carries both, read as stdout.
     if (out_.open()) make_watch(out_.watch(), out_.fd(), "stdout");
     if (err_.open()) make_watch(err_.watch(), err_.fd(), "stderr");
-    if (drivers_ > 0)
-      stepped_back_ = true;
+    if (drivers_.any())
+      drivers_.stand_back();
     else
       watch_exit_and_pipes(/*probe=*/false);
     if (input_.feeding()) feed_stdin();
@@ -195,15 +201,14 @@ void Process::watch_exit_and_pipes(bool probe) {
       watch_pipe(*pipe, probe);
 }
 
-// The loop's watches follow drivers_: stopped while a caller drives,
+// The loop's watches follow the drivers: stopped while a caller drives,
 // restarted once none does; an ended process is torn down instead.
 void Process::sync_watches() {
-  if (drivers_ > 0 && !stepped_back_) {
-    stepped_back_ = true;
+  const CallerDrivers::Step step = drivers_.sync();
+  if (step == CallerDrivers::Step::back) {
     for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &out_.watch(), &err_.watch()})
       if (*handle) uv_poll_stop(handle->get());
-  } else if (drivers_ == 0 && stepped_back_) {
-    stepped_back_ = false;
+  } else if (step == CallerDrivers::Step::in) {
     // A caller that saw the exit but found the loop busy with the process
     // leaves it to the loop: handled now, instead of watching for it again.
     if (lifecycle_ == Lifecycle::running && main_.exit_shows() && main_.exited_now()) {
@@ -230,21 +235,6 @@ bool Process::can_drive() const noexcept {
          backpressure_bytes_ == 0 && !out_.tee() && !err_.tee() && !any_direct() && !released();
 }
 
-// Closes fd, unless a driver may be polling it: then keeps it open, in
-// retired_, until the last driver leaves (a closed number could be reused
-// under its poll).
-void Process::retire(UniqueFd& fd) noexcept {
-  if (!fd.valid()) return;
-  if (drivers_ > 0) {
-    for (UniqueFd& slot : retired_) {
-      if (slot.valid()) continue;
-      slot = std::move(fd);
-      return;
-    }
-  }
-  fd.reset();
-}
-
 void Process::on_output_ready(OutputStream& pipe) {
   // A few reads per wakeup: enough to drain a full pipe, not so many that a
   // firehose on one child starves the others on the loop.
@@ -265,7 +255,7 @@ void Process::pipe_ended(OutputStream& pipe) {
   }
   close_pipe(pipe);
   if (lifecycle_ == Lifecycle::running && !out_.open() && !err_.open() &&
-      exit_waiters_.load(std::memory_order_acquire) == 0) {
+      !drivers_.exit_awaited()) {
     // Both pipes at EOF: almost always the main process exiting, which the
     // kernel shows on the pidfd a few microseconds after it closes the
     // files. With nobody in sup_poll for it (a caller waiting on sup_fd, or
@@ -345,7 +335,7 @@ bool Process::drain_pipe(OutputStream& pipe) {
 
 void Process::close_pipe(OutputStream& pipe) {
   UniqueFd fd = pipe.close();
-  retire(fd);
+  drivers_.retire(fd);
   std::lock_guard<std::mutex> lock(mu_);
   pipe.set_held(false);
 }

@@ -97,6 +97,17 @@ Process::~Process() {
 
 bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
 
+// The one step from a clone to the process: the child has exec'd, and
+// this takes it over before the caller has the handle (its descriptors;
+// the child's ends of the pipes closed here, before any exit is watched,
+// or a fast child's EOF would look like a leftover still holding a pipe;
+// "auto" falling back to group mode; what the sentinel covers, `covered`).
+// Returns when the loop must have started the process (0: now), read
+// before the engine queues it: now where the loop has work from the
+// start (stdin to feed, a terminal, a tee, backpressure, a request, a
+// deadline within kLazyStart and a margin); else up to kLazyStart later,
+// for a caller that waits in sup_poll reads, reaps and finishes the child
+// itself, and a short child is then done before the loop wakes at all.
 Nanos Process::adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept {
   if (!child.cgroup_refused.empty()) fall_back_to_group(std::move(child.cgroup_refused));
   set_host_death(covered);
@@ -165,6 +176,9 @@ int Process::wait_final(int timeout_ms) {
   return is_final() ? 1 : 0;
 }
 
+// wait_final's first step: sleeps on the main process's exit, finishes
+// the process if it can (finish_from_caller), else spins briefly for the
+// loop's result. Returns what is left of timeout_ms.
 int Process::wait_leader_exit(int timeout_ms) {
   // The caller sleeps on the main process's exit itself, so that it wakes
   // with the loop thread instead of after it. Woken by the loop instead, it
@@ -176,7 +190,7 @@ int Process::wait_leader_exit(int timeout_ms) {
   // result: 0.89-0.92x the previous library, both load orders, 1,000 each).
   // A release meanwhile ends the main process, which wakes this too.
   const Nanos start = now_ns();
-  exit_waiters_.fetch_add(1, std::memory_order_acq_rel);
+  drivers_.exit_waiter_enters();
   const bool loop_finishes = drive_to_exit(timeout_ms, start);
   // The loop's to finish, or to watch again after this caller's time ran
   // out: it may not have started the process yet.
@@ -187,10 +201,16 @@ int Process::wait_leader_exit(int timeout_ms) {
   // kAwakeWait, the condition variable.
   if (loop_finishes && !is_final() && !released())
     now = yield_until(now, kAwakeWait, [this] { return is_final() || released(); });
-  exit_waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  drivers_.exit_waiter_leaves();
   return ms_left(timeout_ms, start, now);
 }
 
+// wait_leader_exit's sleep, where the caller can watch the process itself
+// (can_drive): on the pidfd and both pipes, reading what the child
+// writes, while the loop stops watching them (sync_watches), so that the
+// child's exit wakes this thread only. Elsewhere wait_on_pidfd. Both
+// return true when the main process exited and the result is the loop's
+// to publish (finish_from_caller could not).
 bool Process::drive_to_exit(int timeout_ms, Nanos start) {
   // Even asleep, the loop costs a child's end: the exit wakes every thread
   // sleeping on its pipes or pidfd, and waking one on another CPU is an
@@ -214,9 +234,9 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     std::lock_guard<std::mutex> work(work_mu_);
     driving = can_drive();
     if (driving) {
-      // Before start(), the loop sees drivers_ and starts no watch; after,
+      // Before start(), the loop sees a driver and starts no watch; after,
       // it stops them when woken for it.
-      wake_loop = ++drivers_ == 1 && loop_ != nullptr && !stepped_back_;
+      wake_loop = drivers_.enter(loop_ != nullptr);
       watched[0] = {main_.pidfd(), POLLIN, 0};
       watched[1] = {out_.open() ? out_.fd() : -1, POLLIN, 0};
       watched[2] = {err_.open() ? err_.fd() : -1, POLLIN, 0};
@@ -263,9 +283,8 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     std::lock_guard<std::mutex> work(work_mu_);
     // The last driver out: the loop watches again (or, if a result is
     // published, closes what is left), and what it closed meanwhile is.
-    wake_loop = --drivers_ == 0 && stepped_back_ && lifecycle_ != Lifecycle::closed;
-    if (drivers_ == 0)
-      for (UniqueFd& fd : retired_) fd.reset();
+    const bool last = drivers_.leave();
+    wake_loop = last && lifecycle_ != Lifecycle::closed;
   }
   if (wake_loop && Engine::alive()) {
     requests_.fetch_or(kWatch);
@@ -415,6 +434,9 @@ const std::string& Process::result_json() {
   return result_.text();
 }
 
+// sup_release, the caller's part of the end: aborts if running, waits
+// for the reap and for every other call to leave. The engine then frees
+// the process (Engine::dispose), as it does every process it spawned.
 void Process::release() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -9,8 +9,9 @@
 // the signals, result.cpp gathers the end from the parts and publishes it);
 // API threads read its shared state under mu_ or latch requests through
 // atomics. A caller waiting in sup_poll watches the exit and reads the pipes
-// itself meanwhile, while the loop stands back (drive_to_exit), and finishes
-// the process under work_mu_ when it sees the main process exit first.
+// itself meanwhile, while the loop stands back (drive_to_exit,
+// caller_drivers.hpp), and finishes the process under work_mu_ when it sees
+// the main process exit first.
 #pragma once
 
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "caller_drivers.hpp"
 #include "caller_signals.hpp"
 #include "capture.hpp"
 #include "child_input.hpp"
@@ -93,10 +95,7 @@ class Process {
 
   // ---- API threads ----------------------------------------------------
   bool valid() const noexcept { return magic_ == kMagic; }
-  // A live reader with many children finds each handle cold, and its call
-  // touches a dozen cache lines of it; each atomic on the way (the pin, the
-  // locks) waits for the misses before it. Asked for all at once first,
-  // they overlap. `handle` is not yet validated: a prefetch never faults.
+  // Prefetches what a read touches of a handle not yet validated.
   static void prefetch_for_read(const void* handle, int stream) noexcept;
   // The handle was inherited through fork(): the engine behind it has no
   // thread in this process.
@@ -115,56 +114,29 @@ class Process {
   // child's process group and, if the main process left it, to the main
   // process. Async-signal-safe; while the main process is unreaped.
   bool send_to_child(int sig, bool answer = true) noexcept { return main_.signal(sig, answer); }
-  // sup_abort's first step (escalation.cpp): SIGKILL to the group from the
-  // caller's thread while the main process runs, so that its end does not
-  // wait for the loop thread to wake. Async-signal-safe. Returns true when
-  // it found the main process running and a caller's kill is now on record
-  // (this call's, or one racing it): the loop (or a caller finishing the
-  // process) adopts it whenever it next looks at the process, at the latest
-  // when it sees the main process exit.
+  // sup_abort's first step: SIGKILL to the group from the caller's thread.
   bool kill_from_caller() noexcept;
-  // sup_interrupt's first step: the interrupt signal (and SIGCONT) to the
-  // group from the caller's thread while the main process runs, unless the
-  // loop or another caller sent it already. Async-signal-safe. Returns when
-  // this call sent it, 0 if it did not.
+  // sup_interrupt's first step: the interrupt signal from the caller's thread.
   Nanos interrupt_from_caller() noexcept;
-  // sup_signal: sig (0: only whether the result is final yet) to the group,
-  // recorded for signals_sent. Async-signal-safe. Returns 0 or an error.
+  // sup_signal, recorded for signals_sent.
   int signal_from_caller(int sig) noexcept;
-  // sup_interrupt's second step: the loop is to act on the interrupt (arm
-  // the grace's kill), by the grace's end at the latest if this caller sent
-  // it at sent_at (not 0). Async-signal-safe. Returns 1 if already final.
+  // sup_interrupt's second step: the loop arms the grace's kill.
   int request_interrupt(Nanos sent_at) noexcept;
   // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
   // time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
-  // wait_final's first step: sleeps on the main process's exit, finishes
-  // the process if it can (finish_from_caller), else spins briefly for the
-  // loop's result. Returns what is left of timeout_ms.
+  // wait_final's first step: sleeps on the main process's exit.
   int wait_leader_exit(int timeout_ms);
-  // wait_leader_exit's sleep, where the caller can watch the process itself
-  // (can_drive): on the pidfd and both pipes, reading what the child
-  // writes, while the loop stops watching them (sync_watches), so that the
-  // child's exit wakes this thread only. Elsewhere wait_on_pidfd. Both
-  // return true when the main process exited and the result is the loop's
-  // to publish (finish_from_caller could not).
+  // wait_leader_exit's sleep, watching and reading the child itself.
   bool drive_to_exit(int timeout_ms, Nanos start);
   // The same on the pidfd alone, through a duplicate.
   bool wait_on_pidfd(int timeout_ms);
-  // The main process has exited and this caller woke first: unless the loop
-  // is at the process (work_mu_ taken), drains the pipes, decides and
-  // publishes the result on this thread; the loop reaps and closes what is
-  // left when it next looks (tear_down), unless sup_release reaps first.
-  // Only where nothing needs the loop: no terminal to hand back, nothing
-  // held back, and both pipes at EOF (what the main process left may hold
-  // them). Returns true if final.
+  // The main process exited and this caller woke first: it finishes.
   bool finish_from_caller();
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
-  // direct_read.cpp. read_output's step for a reader that has read all
-  // that sup holds and reads the pipe itself: into buf, then into the
-  // capture. Returns the count (0: nothing yet, or the pipe handed back).
+  // read_output's step for a reader that reads the pipe itself.
   int64_t read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_t cap);
   // sup_output_wait waits on the capture, which only the loop fills: a
   // pipe its reader read itself goes back to the loop.
@@ -212,9 +184,7 @@ class Process {
   void flatten_kept();
   std::string_view kept_output(int stream);
   uint64_t omitted_bytes(int stream);
-  // sup_release, the caller's part of the end: aborts if running, waits
-  // for the reap and for every other call to leave. The engine then frees
-  // the process (Engine::dispose), as it does every process it spawned.
+  // sup_release, the caller's part of the end.
   void release();
   // sup_release in a forked child, before the engine frees the memory:
   // forgets what belongs to the parent's loop, closing nothing of libuv's.
@@ -223,17 +193,8 @@ class Process {
   Engine& engine() const noexcept { return engine_; }
 
   // ---- Spawner thread (or the caller's: Engine::spawn) -----------------
-  // The one step from a clone to the process: the child has exec'd, and
-  // this takes it over before the caller has the handle (its descriptors;
-  // the child's ends of the pipes closed here, before any exit is watched,
-  // or a fast child's EOF would look like a leftover still holding a pipe;
-  // "auto" falling back to group mode; what the sentinel covers, `covered`).
-  // Returns when the loop must have started the process (0: now), read
-  // before the engine queues it: now where the loop has work from the
-  // start (stdin to feed, a terminal, a tee, backpressure, a request, a
-  // deadline within kLazyStart and a margin); else up to kLazyStart later,
-  // for a caller that waits in sup_poll reads, reaps and finishes the child
-  // itself, and a short child is then done before the loop wakes at all.
+  // The one step from a clone to the process; returns when the loop must
+  // have started it (0: now).
   Nanos adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept;
   static constexpr Nanos kLazyStart = 5'000'000;
   // Any thread, once queued: the loop is to start the process now, for a
@@ -244,21 +205,14 @@ class Process {
   // ---- Loop thread: one entry per event, each called by the engine -----
   // (The watches' own events, a pipe readable or the exit, come through
   // libuv's callbacks: on_pipe_readable, on_watch.)
-  // The start (Lifetimes::start_queued): watches the pidfd and pipes,
-  // feeds stdin, arms the deadline, then handles what callers asked for
-  // meanwhile. If a watch cannot be made (out of memory, epoll's watch
-  // limit), or the engine could not track the process (tracked false), the
-  // child is killed at once and that is its result: the caller already
-  // holds the handle.
+  // The start (Lifetimes::start_queued): the watches, stdin, the deadline.
   void start(uv_loop_t* loop, bool tracked) noexcept;
   // What callers latched (request, Engine::wake_for; LoopWake::drain_requests).
   void handle_requests();
   // The deadline armed through Engine::set_deadline is due, or within
   // Engine::kTimerLead (DeadlineTimer).
   void on_deadline();
-  // ReaderLeases' sweep, the loop's one entry for it: takes back each pipe
-  // whose reader left bytes unread since the last sweep, or fell behind
-  // the child (direct_read.cpp). Returns whether a reader still holds one.
+  // ReaderLeases' sweep: takes back the pipes readers left behind.
   bool check_reader_leases();
   // Before the engine frees a released process (Lifetimes::free_released):
   // what a caller's finish left open is closed (it is final by then).
@@ -294,7 +248,6 @@ class Process {
   void watch_exit_and_pipes(bool probe);
   void sync_watches();  // the loop stands back while a caller drives
   bool can_drive() const noexcept;
-  void retire(UniqueFd& fd) noexcept;  // closed once no driver may poll it
   void on_output_ready(OutputStream& pipe);
   void pipe_ended(OutputStream& pipe);
   // Return false at EOF.
@@ -406,14 +359,9 @@ class Process {
   // Null until start(): handle_requests leaves requests latched, and a
   // caller finishes nothing.
   uv_loop_t* loop_ = nullptr;
-  // Callers in drive_to_exit, polling the pidfd and the pipes' fds.
-  int drivers_ = 0;
-  // The loop's pidfd and pipe watches are stopped (or were never made),
-  // because a caller drives.
-  bool stepped_back_ = false;
-  // Descriptors closed while a driver may poll them (retire): the pidfd and
-  // both pipes at most.
-  UniqueFd retired_[3];
+  // Callers in drive_to_exit and wait_leader_exit, whether the loop stood
+  // back for them, what it closed meanwhile (caller_drivers.hpp).
+  CallerDrivers drivers_;
   UvHandle<uv_poll_t> exit_watch_;
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
@@ -426,9 +374,6 @@ class Process {
   // window, the caller's kill, the interrupt latch, sup_signal's sends.
   CallerSignals signals_;
   std::atomic<bool> published_{false};
-  // Callers in wait_leader_exit: awake for the result once the main process
-  // exits, often runnable on the loop thread's CPU behind it.
-  std::atomic<int> exit_waiters_{0};
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then

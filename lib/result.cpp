@@ -24,7 +24,7 @@ void Process::finish() {
   publish_final();
   // A caller woken by the same exit is often runnable on this CPU, behind
   // this thread: the result is its at once, the reap and the closing after.
-  if (exit_waiters_.load(std::memory_order_acquire) > 0) sched_yield();
+  if (drivers_.exit_awaited()) sched_yield();
   tear_down();
 }
 
@@ -100,7 +100,7 @@ void Process::tear_down() noexcept {
   close_stdin();
   close_tees();
   std::lock_guard<std::mutex> lock(mu_);
-  retire(main_.pidfd_slot());
+  drivers_.retire(main_.pidfd_slot());
   flatten_kept();
 }
 
@@ -118,6 +118,13 @@ void Process::before_disposal() noexcept {
   final_on_loop();
 }
 
+// The main process has exited and this caller woke first: unless the loop
+// is at the process (work_mu_ taken), drains the pipes, decides and
+// publishes the result on this thread; the loop reaps and closes what is
+// left when it next looks (tear_down), unless sup_release reaps first.
+// Only where nothing needs the loop: no terminal to hand back, nothing
+// held back, and both pipes at EOF (what the main process left may hold
+// them). Returns true if final.
 bool Process::finish_from_caller() {
   std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
   // The loop is at the process: its result is microseconds away.

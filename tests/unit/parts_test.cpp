@@ -2,7 +2,8 @@
 // child: containment (lib/containment.hpp) in group mode, the host's
 // terminal lent to a child (lib/foreground.hpp), the child's stdin as sup
 // holds it (lib/child_input.hpp), the result's decision and text
-// (lib/result_builder.hpp).
+// (lib/result_builder.hpp), the callers that drive a child while the loop
+// stands back (lib/caller_drivers.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <string>
 
+#include "caller_drivers.hpp"
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
@@ -352,6 +354,68 @@ TEST(ResultBuilder, TheTextAroundTheStreams) {
   EXPECT_FALSE(b.has_text());
   b.set_text("{}");
   EXPECT_EQ(b.text(), "{}");
+}
+
+using sup::CallerDrivers;
+
+bool is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+TEST(CallerDrivers, OnlyTheFirstWakesAWatchingLoopAndOnlyTheLastBringsItBack) {
+  CallerDrivers d;
+  // Before the loop has the process, nobody wakes it: start() sees a driver.
+  EXPECT_FALSE(d.enter(/*loop_started=*/false));
+  EXPECT_FALSE(d.leave());  // the loop never stood back
+  EXPECT_TRUE(d.enter(true));
+  EXPECT_FALSE(d.enter(true));
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::back);
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::none);
+  EXPECT_TRUE(d.stepped_back());
+  EXPECT_FALSE(d.leave());
+  EXPECT_TRUE(d.any());
+  EXPECT_TRUE(d.leave());
+  EXPECT_FALSE(d.any());
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::in);
+  EXPECT_FALSE(d.stepped_back());
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::none);
+}
+
+TEST(CallerDrivers, ALoopStartedUnderADriverStandsBackAtOnce) {
+  CallerDrivers d;
+  d.enter(false);
+  d.stand_back();
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::none);
+  EXPECT_TRUE(d.leave());
+  EXPECT_EQ(d.sync(), CallerDrivers::Step::in);
+}
+
+TEST(CallerDrivers, WhatIsRetiredUnderADriverStaysOpenUntilTheLastLeaves) {
+  CallerDrivers d;
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  sup::UniqueFd r(fds[0]), w(fds[1]);
+  d.enter(true);
+  d.enter(true);
+  d.retire(r);
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(is_open(fds[0]));  // a driver may poll it: its number is not reused
+  d.leave();
+  EXPECT_TRUE(is_open(fds[0]));
+  d.leave();
+  EXPECT_FALSE(is_open(fds[0]));
+  // With nobody driving, closed at once.
+  d.retire(w);
+  EXPECT_FALSE(is_open(fds[1]));
+}
+
+TEST(CallerDrivers, ExitWaitersAreCounted) {
+  CallerDrivers d;
+  EXPECT_FALSE(d.exit_awaited());
+  d.exit_waiter_enters();
+  d.exit_waiter_enters();
+  d.exit_waiter_leaves();
+  EXPECT_TRUE(d.exit_awaited());
+  d.exit_waiter_leaves();
+  EXPECT_FALSE(d.exit_awaited());
 }
 
 }  // namespace
