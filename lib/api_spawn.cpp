@@ -218,7 +218,12 @@ SUP_API int sup_interrupt(sup_proc* p) {
   Call proc(p);
   if (!proc) return proc.rc();
   if (proc->is_final()) return 1;
-  return proc->request_interrupt(proc->interrupt_from_caller());
+  const sup::Nanos sent_at = proc->interrupt_from_caller();
+  const int rc = proc->request_interrupt(sent_at);
+  // Sent from here, the interrupt is on record and decides the outcome,
+  // even if the child's end was published before the request: 0, as for
+  // any request that changed something.
+  return sent_at != 0 ? 0 : rc;
 }
 
 SUP_API int sup_abort(sup_proc* p) {
@@ -229,7 +234,9 @@ SUP_API int sup_abort(sup_proc* p) {
   // it adopts it when it sees the main process exit (or sooner, whenever it
   // looks at the process). Waking it anyway cost this thread a wake-up
   // across CPUs and put the loop on a CPU beside the dying child.
-  if (proc->kill_from_caller()) return proc->is_final() ? 1 : 0;
+  // On record, the kill decides the outcome ("aborted") even when the
+  // child's end is published before this returns: 0, not "already final".
+  if (proc->kill_from_caller()) return 0;
   return proc->request(sup::kAbort);
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "helpers.hpp"
 
@@ -147,7 +148,10 @@ TEST(Abort, IsPrompt) {
 // the caller's thread while the main process runs; the loop takes the signal
 // as its own. Each child ends either "exited" with nothing sent (it exited
 // by itself first) or `outcome` with exactly `signal` recorded, once: never
-// "signaled" (a signal the loop did not know of), never a second one.
+// "signaled" (a signal the loop did not know of), never a second one; and
+// `stop` returned 0 for each it ended, even when the end was published
+// before `stop` returned: every other child has a thread waiting in
+// sup_poll, which sees the exit and publishes the result itself.
 // *stopped counts those that did not exit first.
 void race_stop_against_exit(int (*stop)(sup_proc*), const std::string& outcome, const char* signal,
                             bool forced_kill, int* stopped) {
@@ -155,8 +159,11 @@ void race_stop_against_exit(int (*stop)(sup_proc*), const std::string& outcome, 
   *stopped = 0;
   for (int i = 0; i < 300; ++i) {
     SPAWN(p, "{\"argv\": [\"/bin/true\"]}");
+    std::thread waiter;
+    if (i % 2 == 0) waiter = std::thread([&p] { sup_poll(p.get(), 10000); });
     if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 17)));
     int rc = stop(p.get());
+    if (waiter.joinable()) waiter.join();
     EXPECT_TRUE(rc == 0 || rc == 1) << rc;
     ASSERT_TRUE(p.wait());
     auto r = p.result();
