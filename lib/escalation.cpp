@@ -201,7 +201,7 @@ void Process::after_leader_exit() {
 void Process::handle_requests() {
   std::lock_guard<std::mutex> work(work_mu_);
   if (final_on_loop()) {
-    requests_.store(0);
+    requests_.drop();
     return;
   }
   handle_requests_locked();
@@ -209,7 +209,7 @@ void Process::handle_requests() {
 
 void Process::handle_requests_locked() {
   if (loop_ == nullptr) return;  // not started yet: start() comes back for them
-  unsigned bits = requests_.exchange(0);
+  unsigned bits = requests_.take();
   adopt_caller_signals();
   if (bits & kWatch) sync_watches();
   if (ended()) return;

@@ -69,7 +69,7 @@ void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out
 void Process::start(uv_loop_t* loop, bool tracked) noexcept {
   std::lock_guard<std::mutex> work(work_mu_);
   loop_ = loop;
-  loop_asked.store(true, std::memory_order_release);
+  requests_.mark_start_asked();
   // Finished by its caller before the loop woke (loop_needed_by): what is
   // left is to reap it and close what it held.
   if (final_on_loop()) return;
@@ -97,7 +97,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     return;
   }
   // What callers asked for before the loop had the process.
-  if (requests_.load() != 0) handle_requests_locked();
+  if (requests_.pending()) handle_requests_locked();
 }
 
 // A child the loop cannot watch (a watch that cannot be made or started
@@ -378,7 +378,7 @@ void Process::lift_backpressure() {
       // child is ended (as one that cannot be watched is) from the loop's
       // next turn. Meanwhile this pipe is read only by the drain at the
       // main process's exit.
-      requests_.fetch_or(kAbort);
+      requests_.latch(kAbort);
       engine_.wake_for(*this);
     }
   }

@@ -123,7 +123,7 @@ Nanos Process::adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) no
   const Nanos now = now_ns();
   const Nanos by = loop_needed_by(now);
   if (by <= now) {
-    loop_asked.store(true, std::memory_order_release);
+    requests_.mark_start_asked();
     return 0;
   }
   return by;
@@ -135,7 +135,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
   if (input_.feeding() || host_terminal_.lent() || out_.tee() || err_.tee() || backpressure_bytes_ > 0 ||
-      requests_.load(std::memory_order_acquire) != 0)
+      requests_.pending())
     return now;
   const Nanos deadline = next_deadline();
   if (deadline <= now + kLazyStart + kDeadlineMargin) return now;
@@ -143,8 +143,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
 }
 
 void Process::need_loop() noexcept {
-  if (loop_asked.load(std::memory_order_acquire) || loop_asked.exchange(true, std::memory_order_acq_rel)) return;
-  engine_.wake_loop();
+  if (requests_.ask_start()) engine_.wake_loop();
 }
 
 bool Process::pin() noexcept {
@@ -156,7 +155,7 @@ bool Process::pin() noexcept {
 
 int Process::request(unsigned bits, Nanos wake_by) noexcept {
   if (published_.load(std::memory_order_acquire)) return 1;
-  requests_.fetch_or(bits);
+  requests_.latch(bits);
   engine_.wake_for(*this, wake_by);
   return 0;
 }
@@ -244,7 +243,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
   }
   if (!driving) return wait_on_pidfd(timeout_ms);
   if (wake_loop) {
-    requests_.fetch_or(kWatch);
+    requests_.latch(kWatch);
     engine_.wake_for(*this);
   }
   constexpr int kReadsPerWakeup = 4;
@@ -287,7 +286,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
     wake_loop = last && lifecycle_ != Lifecycle::closed;
   }
   if (wake_loop && Engine::alive()) {
-    requests_.fetch_or(kWatch);
+    requests_.latch(kWatch);
     // Finished here, the loop only closes what is left and reaps (unless
     // sup_release reaps first): nobody waits for that.
     engine_.wake_for(*this, finished ? now_ns() + Engine::kLazyWithin : 0);
@@ -445,7 +444,7 @@ void Process::release() {
   changed_.notify_all();
   if (!is_final()) {
     kill_from_caller();
-    requests_.fetch_or(kAbort);
+    requests_.latch(kAbort);
     engine_.wake_for(*this);
   }
   {

@@ -40,6 +40,7 @@
 #include "input_wait.hpp"
 #include "foreground.hpp"
 #include "json_text.hpp"
+#include "loop_requests.hpp"
 #include "main_process.hpp"
 #include "output_stream.hpp"
 #include "result_builder.hpp"
@@ -59,23 +60,6 @@ enum class Lifecycle {
   closed,    // final, and torn down: reaped, everything closed (tear_down)
 };
 
-
-// Requests latched from API threads (async-signal-safe) for the loop thread.
-// kWatch: the callers waiting on the process changed (sync_watches).
-// kRearm: the deadline moved earlier than the one armed (the first byte
-// turned the first-output limit into a shorter idle limit).
-// kReader: a live reader took a pipe to read itself, or gave it back
-// (direct_read.cpp).
-// kExpire: sup_expire, the max runtime as if it had come (escalation.cpp).
-enum RequestBit : unsigned {
-  kInterrupt = 1,
-  kAbort = 2,
-  kResume = 4,
-  kWatch = 8,
-  kRearm = 16,
-  kReader = 32,
-  kExpire = 64
-};
 
 struct ResolvedStdio;
 
@@ -229,8 +213,6 @@ class Process {
   void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
                 UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   Nanos loop_needed_by(Nanos now) const noexcept;
-  // The loop has been woken for the start, or has started the process.
-  std::atomic<bool> loop_asked{false};
   // First in every loop-thread entry, under work_mu_: true (and torn down) if final.
   bool final_on_loop() noexcept;
   void handle_requests_locked();
@@ -369,7 +351,9 @@ class Process {
   bool backpressure_lifted_ = false;
 
   // Shared with API threads.
-  std::atomic<unsigned> requests_{0};
+  // What callers asked of the loop, and whether it was asked to start
+  // (loop_requests.hpp).
+  LoopRequests requests_;
   // What callers sent the group without work_mu_ (caller_signals.hpp): the
   // window, the caller's kill, the interrupt latch, sup_signal's sends.
   CallerSignals signals_;

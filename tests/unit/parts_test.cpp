@@ -3,7 +3,8 @@
 // terminal lent to a child (lib/foreground.hpp), the child's stdin as sup
 // holds it (lib/child_input.hpp), the result's decision and text
 // (lib/result_builder.hpp), the callers that drive a child while the loop
-// stands back (lib/caller_drivers.hpp).
+// stands back (lib/caller_drivers.hpp), what callers ask of the loop
+// (lib/loop_requests.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
+#include "loop_requests.hpp"
 #include "result_builder.hpp"
 #include "terminal.hpp"
 #include "unique_fd.hpp"
@@ -416,6 +418,29 @@ TEST(CallerDrivers, ExitWaitersAreCounted) {
   EXPECT_TRUE(d.exit_awaited());
   d.exit_waiter_leaves();
   EXPECT_FALSE(d.exit_awaited());
+}
+
+TEST(LoopRequests, TheLoopTakesEveryLatchedRequestOnce) {
+  sup::LoopRequests r;
+  EXPECT_FALSE(r.pending());
+  r.latch(sup::kWatch);
+  r.latch(sup::kAbort | sup::kWatch);
+  EXPECT_TRUE(r.pending());
+  EXPECT_EQ(r.take(), static_cast<unsigned>(sup::kWatch | sup::kAbort));
+  EXPECT_FALSE(r.pending());
+  EXPECT_EQ(r.take(), 0u);
+  r.latch(sup::kRearm);
+  r.drop();
+  EXPECT_FALSE(r.pending());
+}
+
+TEST(LoopRequests, OneCallerWakesTheLoopForTheStart) {
+  sup::LoopRequests r;
+  EXPECT_TRUE(r.ask_start());
+  EXPECT_FALSE(r.ask_start());
+  sup::LoopRequests started;
+  started.mark_start_asked();  // the spawner asked, or the loop started it
+  EXPECT_FALSE(started.ask_start());
 }
 
 }  // namespace
