@@ -39,7 +39,7 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
 bool Process::leasable(const OutputStream& pipe) const noexcept {
   // A terminal's EIO end and a tee's copies are the loop's to handle; once
   // the backpressure is lifted the loop drains everything itself.
-  return pipe.open() && !pipe.terminal() && !pipe.tee() && lifecycle_ == Lifecycle::running && !backpressure_lifted_;
+  return pipe.open() && !pipe.terminal() && !pipe.tee() && lifecycle_ == Lifecycle::running && !backpressure_.lifted();
 }
 
 // Whether it may take it now: leasable, and no caller drives the process.
@@ -132,7 +132,7 @@ int64_t Process::read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_
 // one handed back.
 void Process::sync_reader_watches() {
   // Without backpressure the pipes are lent, and looked at by the sweep.
-  if (backpressure_bytes_ == 0) {
+  if (!backpressure_.configured()) {
     if (!any_direct()) {
       engine_.drop_lease(*this);
     } else {

@@ -109,7 +109,7 @@ int Process::request_interrupt(Nanos sent_at) noexcept {
   // alternating runs); it is woken by the grace's end. Not under
   // backpressure: a held-back child may need its pipe read at once to say
   // its last words.
-  const bool can_wait = sent_at != 0 && backpressure_bytes_ == 0;
+  const bool can_wait = sent_at != 0 && !backpressure_.configured();
   return request(kInterrupt, can_wait ? sent_at + escalation_.grace() : 0);
 }
 

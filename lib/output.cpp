@@ -126,7 +126,7 @@ void Process::end_unwatched(bool drain) noexcept {
   // drain: what is in the pipes is kept, as at any end (a child start()
   // could not watch is ended without reading them).
   if (drain) {
-    backpressure_lifted_ = true;
+    backpressure_.lift();
     try {
       for (OutputStream* pipe : {&out_, &err_}) {
         {
@@ -232,7 +232,7 @@ bool Process::can_drive() const noexcept {
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && main_.pid() != 0 && main_.has_pidfd() && !host_terminal_.lent() &&
-         backpressure_bytes_ == 0 && !out_.tee() && !err_.tee() && !any_direct() && !released();
+         !backpressure_.configured() && !out_.tee() && !err_.tee() && !any_direct() && !released();
 }
 
 void Process::on_output_ready(OutputStream& pipe) {
@@ -341,10 +341,10 @@ void Process::close_pipe(OutputStream& pipe) {
 }
 
 void Process::hold_back_if_needed(OutputStream& pipe) {
-  if (backpressure_bytes_ == 0 || pipe.held() || backpressure_lifted_) return;
+  if (!backpressure_.applies() || pipe.held()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (pipe.unread() <= backpressure_bytes_) return;
+    if (!backpressure_.over(pipe.unread())) return;
     pipe.set_held(true);
   }
   uv_poll_stop(pipe.watch().get());
@@ -355,9 +355,8 @@ bool Process::any_held_back() const noexcept { return out_.held() || err_.held()
 // Once the main process has exited or sup is ending it, every pipe is
 // drained at full speed, read or not.
 void Process::lift_backpressure() {
-  if (backpressure_lifted_) return;
   // Also what a tee's slow host fd holds back.
-  backpressure_lifted_ = true;
+  if (!backpressure_.lift()) return;
   for (OutputStream* pipe : {&out_, &err_}) {
     // A pipe its reader reads itself is the loop's again, and watched.
     const bool was_lent = pipe->take_back(/*lapse=*/false);
@@ -390,7 +389,7 @@ void Process::resume_held_back() {
     if (!pipe->held() || pipe->tee_held()) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (pipe->unread() > resume_at()) continue;
+      if (!backpressure_.may_resume(pipe->unread())) continue;
       pipe->set_held(false);
     }
     try {

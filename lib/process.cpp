@@ -68,7 +68,7 @@ static_assert(kKeepAllOutput == Capture::kKeepAll);
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
-      backpressure_bytes_(spec.backpressure_bytes),
+      backpressure_(spec.backpressure_bytes),
       called_at_(called_at),
       out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
       err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
@@ -134,7 +134,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // stamp output it reads late and could find the first-output deadline
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
-  if (input_.feeding() || host_terminal_.lent() || out_.tee() || err_.tee() || backpressure_bytes_ > 0 ||
+  if (input_.feeding() || host_terminal_.lent() || out_.tee() || err_.tee() || backpressure_.configured() ||
       requests_.pending())
     return now;
   const Nanos deadline = next_deadline();
@@ -351,7 +351,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     if (n > 0) pipe.note_read(now_ns());
     caught_up = n == 0 && *pos == capture.total();
     pipe.reader_at(*pos);
-    resume = pipe.held() && pipe.unread() <= resume_at();
+    resume = pipe.held() && backpressure_.may_resume(pipe.unread());
     pipe.clear_ready_if_caught_up(is_final());
   }
   if (resume && !is_final()) request(kResume);

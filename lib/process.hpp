@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "backpressure.hpp"
 #include "caller_drivers.hpp"
 #include "caller_signals.hpp"
 #include "capture.hpp"
@@ -315,13 +316,8 @@ class Process {
   std::atomic<int> pins_{0};
   std::atomic<bool> released_{false};
 
-  // Settings from the spec, immutable.
-  const uint64_t backpressure_bytes_;
-  // A held-back stream resumes once its unread bytes fall to half the
-  // window, not just below it: each resume then refills half a window
-  // instead of one read, and the loop and the reader stop trading a wake-up
-  // (and two epoll_ctl) for every read.
-  uint64_t resume_at() const noexcept { return backpressure_bytes_ / 2; }
+  // "backpressure_bytes", and whether it was lifted (backpressure.hpp).
+  Backpressure backpressure_;
 
   // When sup_spawn was called (the constructor's argument), immutable.
   const Nanos called_at_;
@@ -348,7 +344,6 @@ class Process {
   Lifecycle lifecycle_ = Lifecycle::running;
   // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
-  bool backpressure_lifted_ = false;
 
   // Shared with API threads.
   // What callers asked of the loop, and whether it was asked to start

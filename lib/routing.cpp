@@ -247,7 +247,7 @@ void Process::tee_copy(OutputStream& pipe, const char* data, size_t len) {
   }
   // The host's fd is slower than the child: the child is made to wait, as
   // it would writing to that fd itself.
-  if (tee.pending() > TeeSink::kHoldBack && !pipe.held() && !backpressure_lifted_ &&
+  if (tee.pending() > TeeSink::kHoldBack && !pipe.held() && !backpressure_.lifted() &&
       lifecycle_ == Lifecycle::running) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -282,7 +282,7 @@ void Process::tee_writable(OutputStream& pipe, int status) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Still over the backpressure window: resume_held_back's to resume.
-      if (backpressure_bytes_ > 0 && !backpressure_lifted_ && pipe.unread() > resume_at()) return;
+      if (backpressure_.applies() && !backpressure_.may_resume(pipe.unread())) return;
       pipe.set_held(false);
     }
     if (pipe.open()) {

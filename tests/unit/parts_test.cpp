@@ -4,7 +4,8 @@
 // holds it (lib/child_input.hpp), the result's decision and text
 // (lib/result_builder.hpp), the callers that drive a child while the loop
 // stands back (lib/caller_drivers.hpp), what callers ask of the loop
-// (lib/loop_requests.hpp).
+// (lib/loop_requests.hpp), when backpressure holds a stream
+// (lib/backpressure.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <string>
 
+#include "backpressure.hpp"
 #include "caller_drivers.hpp"
 #include "child_input.hpp"
 #include "containment.hpp"
@@ -441,6 +443,31 @@ TEST(LoopRequests, OneCallerWakesTheLoopForTheStart) {
   sup::LoopRequests started;
   started.mark_start_asked();  // the spawner asked, or the loop started it
   EXPECT_FALSE(started.ask_start());
+}
+
+TEST(Backpressure, WithoutAWindowNothingIsHeld) {
+  sup::Backpressure b(0);
+  EXPECT_FALSE(b.configured());
+  EXPECT_FALSE(b.applies());
+}
+
+TEST(Backpressure, HeldOverTheWindowResumedAtHalfOfIt) {
+  sup::Backpressure b(1000);
+  EXPECT_TRUE(b.configured());
+  EXPECT_TRUE(b.applies());
+  EXPECT_FALSE(b.over(1000));
+  EXPECT_TRUE(b.over(1001));
+  EXPECT_FALSE(b.may_resume(501));
+  EXPECT_TRUE(b.may_resume(500));
+}
+
+TEST(Backpressure, LiftedOnceForGood) {
+  sup::Backpressure b(1000);
+  EXPECT_TRUE(b.lift());
+  EXPECT_FALSE(b.lift());
+  EXPECT_TRUE(b.lifted());
+  EXPECT_FALSE(b.applies());
+  EXPECT_TRUE(b.configured());  // the spec said so; the reader's pace no longer matters
 }
 
 }  // namespace
