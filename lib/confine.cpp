@@ -178,11 +178,14 @@ ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup*
   }
   std::vector<std::string> extra_write;
   if (spec.sandbox.tmp) {
-    const char* base = getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && base[0] == '/' ? base : "/tmp") + "/sup-tmp-XXXXXX";
+    // mkdtemp's template: it replaces the six X's with a unique name.
+    static constexpr char kTmpName[] = "/sup-tmp-XXXXXX";
+    const char* env = getenv("TMPDIR");
+    const std::string base = env != nullptr && env[0] == '/' ? env : "/tmp";
+    std::string pattern = base + kTmpName;
     if (mkdtemp(pattern.data()) == nullptr) {
       int err = errno;
-      throw LaunchError{-err, "sandbox.tmp: mkdtemp in " + quoted(pattern.substr(0, pattern.size() - 15)) + ": " + errno_text(err)};
+      throw LaunchError{-err, "sandbox.tmp: mkdtemp in " + quoted(base) + ": " + errno_text(err)};
     }
     kept_->tmp_ = pattern;
     kept_->owner_ = getpid();

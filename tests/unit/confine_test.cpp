@@ -259,6 +259,22 @@ TEST(Confine, PrivateTmpIsWritableAndRemovedAtRelease) {
   EXPECT_NE(stat(tmp.c_str(), &st), 0) << tmp << " is still there after release";
 }
 
+// TMPDIR names where the private tmp is made; when it cannot be made
+// there, the spawn fails naming the key, the directory and the reason.
+TEST(Confine, PrivateTmpThatCannotBeMadeNamesWhere) {
+  const char* old = getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("TMPDIR", "/nonexistent-sup-tmpdir", 1);
+  sup_proc* p = nullptr;
+  char why[SUP_ERRBUF_SIZE];
+  const int rc = sup_spawn_ex("{\"argv\": [\"true\"], \"sandbox\": {\"tmp\": true}}", &p, why, sizeof why);
+  if (old != nullptr) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+  if (rc == 0) sup_release(p);
+  if (landlock_abi() == 0 && rc == SUP_ENOTSUP) GTEST_SKIP() << "Landlock is not available on this kernel";
+  EXPECT_EQ(rc, SUP_ENOENT) << why;
+  EXPECT_STREQ(why, "sandbox.tmp: mkdtemp in \"/nonexistent-sup-tmpdir\": No such file or directory");
+}
+
 TEST(Confine, RlimitsShowInProcLimits) {
   SPAWN(p, "{\"argv\": [\"sleep\", \"30\"], \"user\": \"nobody\", \"limits\": {\"memory_bytes\": 1073741824, "
            "\"cpu_seconds\": 5, \"processes\": 100, \"file_bytes\": 1000000, \"open_files\": 64, \"core_dump\": false}}");
