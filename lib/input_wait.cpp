@@ -100,18 +100,20 @@ int InputWait::look(GroupIndex& groups, pid_t pid, int cgroup_dir, uint64_t outp
   }
   seen_ = l.seen();
   // Only a tree known whole stands for later looks while nothing in it
-  // runs. In group mode a member whose parent ended is found by the scan
-  // alone: the scan must be newer than the previous look, and the previous
-  // look must have seen the same processes (none ended meanwhile, leaving
-  // a child the scan may predate).
-  std::vector<pid_t> pids;
-  for (const ThreadRun& t : l.threads)
-    if (pids.empty() || pids.back() != t.pid) pids.push_back(t.pid);
-  std::sort(pids.begin(), pids.end());
-  const bool whole = l.complete() && (cgroup_dir >= 0 || (strays_scanned_at_ > full_look_at_ && pids == full_look_pids_));
+  // runs. A process or thread started after the listing that missed it
+  // but before its starter's run was read leaves no trace in that run: a
+  // look is whole only when every thread it saw is the previous look's,
+  // with the same run, so that nothing ran, and nothing started, between
+  // the two. In group mode a member whose parent ended is found by the
+  // scan alone: the scan must be newer than the previous look too.
+  std::vector<ThreadRun> threads = std::move(l.threads);
+  std::sort(threads.begin(), threads.end(), [](const ThreadRun& a, const ThreadRun& b) { return a.tid < b.tid; });
+  const bool still = std::equal(threads.begin(), threads.end(), last_threads_.begin(), last_threads_.end(),
+                                [](const ThreadRun& a, const ThreadRun& b) { return a.tid == b.tid && a.ran == b.ran; });
+  const bool whole = l.complete() && !threads.empty() && still && (cgroup_dir >= 0 || strays_scanned_at_ > full_look_at_);
   tree_.clear();
-  if (whole) tree_ = std::move(l.threads);
-  full_look_pids_ = std::move(pids);
+  if (whole) tree_ = threads;
+  last_threads_ = std::move(threads);
   full_look_at_ = now;
   judge(seen_, l.readers, output_total, now_ns());
   return verdict();

@@ -169,9 +169,9 @@ class InputWait {
   std::vector<pid_t> strays_;
   Nanos strays_scanned_at_ = 0;  // when the scan they came from was taken
   // The last whole look (not one that found nothing had run): when, and
-  // the processes it saw, sorted.
+  // every thread it saw with its run, sorted by tid.
   Nanos full_look_at_ = 0;
-  std::vector<pid_t> full_look_pids_;
+  std::vector<ThreadRun> last_threads_;
   // What the last whole look saw, and every thread of the tree with its
   // run then when it saw all of it (else empty): while none of them runs,
   // a look needs no more (none_ran).

@@ -5,7 +5,8 @@
 // (lib/result_builder.hpp), the callers that drive a child while the loop
 // stands back (lib/caller_drivers.hpp), what callers ask of the loop
 // (lib/loop_requests.hpp), when backpressure holds a stream
-// (lib/backpressure.hpp).
+// (lib/backpressure.hpp); and when a look for a wait for input may stand
+// for the next (lib/input_wait.hpp), with processes of its own.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,13 +16,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "backpressure.hpp"
 #include "caller_drivers.hpp"
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
+#include "input_wait.hpp"
+#include "proc_tree.hpp"
 #include "loop_requests.hpp"
 #include "result_builder.hpp"
 #include "terminal.hpp"
@@ -468,6 +475,64 @@ TEST(Backpressure, LiftedOnceForGood) {
   EXPECT_TRUE(b.lifted());
   EXPECT_FALSE(b.applies());
   EXPECT_TRUE(b.configured());  // the spec said so; the reader's pace no longer matters
+}
+
+// A child for the look below: asleep in pause(), or in a read of fd.
+pid_t sleeper(int read_fd) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (read_fd < 0)
+      for (;;) pause();
+    char c;
+    while (read(read_fd, &c, 1) != 0) {
+    }
+    _exit(0);
+  }
+  return pid;
+}
+
+// A process its parent started between a look's listing of the tree and
+// its read of the parent's run is not in that look, and the parent's run
+// shows nothing since: such a look must not stand for the next while
+// nothing it saw runs. (A cgroup's directory is read for its cgroup.procs
+// alone, so a directory of this test's stands for one, listing what a
+// look would have listed.)
+TEST(InputWait, ALookThatMissedAProcessDoesNotStandForTheNext) {
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  sup::UniqueFd rd(fds[0]), wr(fds[1]);
+  const pid_t parent = sleeper(-1);
+  const pid_t reader = sleeper(rd.get());
+  ASSERT_GT(parent, 0);
+  ASSERT_GT(reader, 0);
+  char dir_name[] = "/tmp/sup-parts-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_name), nullptr);
+  const std::string procs = std::string(dir_name) + "/cgroup.procs";
+  std::ofstream(procs) << parent << "\n";
+  sup::UniqueFd dir(open(dir_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir.valid());
+
+  sup::InputWait wait(0, 0, false);
+  wait.set_stdin(sup::StdinFile::of_fd(rd.get()));
+  wait.ask();
+  sup::GroupIndex groups;
+  EXPECT_EQ(wait.look(groups, parent, dir.get(), 0, true), 0);
+  // The next listing has the reader, as any listing after the start would.
+  std::ofstream(procs) << parent << "\n" << reader << "\n";
+  int verdict = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (verdict == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    verdict = wait.look(groups, parent, dir.get(), 0, true);
+  }
+  EXPECT_EQ(verdict, 1) << "the reader the first looks missed is never seen";
+
+  kill(parent, SIGKILL);
+  kill(reader, SIGKILL);
+  waitpid(parent, nullptr, 0);
+  waitpid(reader, nullptr, 0);
+  unlink(procs.c_str());
+  rmdir(dir_name);
 }
 
 }  // namespace
