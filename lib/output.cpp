@@ -4,27 +4,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <stdexcept>
 
 #include "engine.hpp"
+#include "poll_watch.hpp"
 #include "process.hpp"
 #include "sup.h"
 
 namespace sup {
 namespace {
-
-void check_uv(int rc, const char* call, const char* what = nullptr) {
-  if (rc == 0) return;
-  std::string where = what != nullptr ? std::string(call) + "(" + what + ")" : call;
-  throw LaunchError{rc, where + ": " + uv_strerror(rc)};
-}
 
 // How long the loop waits awake, once both pipes are at EOF, for the main
 // process's exit to show on its pidfd.
@@ -81,11 +74,11 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // Made now, so that a watch that cannot be made ends the child now. A
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
-    make_watch(exit_watch_, main_.pidfd(), "pidfd");
+    make_poll(loop_, exit_watch_, main_.pidfd(), this, "pidfd");
     // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
     // with "pty" the terminal carries both, read as stdout.
-    if (out_.open()) make_watch(out_.watch(), out_.fd(), "stdout");
-    if (err_.open()) make_watch(err_.watch(), err_.fd(), "stderr");
+    if (out_.open()) make_poll(loop_, out_.watch(), out_.fd(), this, "stdout");
+    if (err_.open()) make_poll(loop_, err_.watch(), err_.fd(), this, "stderr");
     if (drivers_.any())
       drivers_.stand_back();
     else
@@ -142,52 +135,10 @@ void Process::end_unwatched(bool drain) noexcept {
   finish();
 }
 
-// uv_poll_init: libuv probes the fd with epoll_ctl here, so a watch that
-// cannot be made fails now, not when started. Throws LaunchError.
-void Process::make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what) {
-  uv_poll_t* poll = watch.create();
-  int rc = uv_poll_init(loop_, poll, fd);
-  if (rc != 0) {
-    watch.discard();  // never initialized: uv_close would corrupt the loop
-    check_uv(rc, "uv_poll_init", what);
-  }
-  poll->data = this;
-}
-
-void Process::start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready,
-                          const char* what) {
-  make_watch(watch, fd, what);
-  check_uv(uv_poll_start(watch.get(), events, on_ready), "uv_poll_start", what);
-}
-
-// Starts a readable watch made earlier. probe: it was stopped since, so
-// its fd is tried on the loop's epoll first. Throws LaunchError.
-void Process::start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what) {
-  if (probe) {
-    // libuv adds a started watch's fd to its epoll only in the loop's next
-    // step, and aborts the whole host if epoll_ctl refuses it then
-    // (uv__io_poll); uv_poll_stop took the fd out. The fd is tried now, as
-    // uv_poll_init does, so that a refusal (ENOMEM; ENOSPC, past
-    // max_user_watches) ends this child instead. The probe's data is libuv's
-    // own for "no watcher", should an event of it ever be seen.
-    int fd = -1;
-    check_uv(uv_fileno(reinterpret_cast<uv_handle_t*>(watch.get()), &fd), "uv_fileno", what);
-    const int epfd = uv_backend_fd(loop_);
-    epoll_event probe_event{};
-    probe_event.events = EPOLLIN;
-    probe_event.data.u64 = ~uint64_t{0};
-    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &probe_event) == 0)
-      epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &probe_event);
-    else if (errno != EEXIST)
-      check_uv(-errno, "epoll_ctl", what);
-  }
-  check_uv(uv_poll_start(watch.get(), UV_READABLE, on_ready), "uv_poll_start", what);
-}
-
-// start_made_watch for a pipe's watch.
+// restart_poll for a pipe's watch.
 void Process::watch_pipe(OutputStream& pipe, bool probe) {
   if (pipe.lent()) return;  // its reader reads it (direct_read.cpp)
-  start_made_watch(pipe.watch(), on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
+  restart_poll(loop_, pipe.watch(), on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
 }
 
 // Starts the pidfd's and the pipes' watches (made by start()); any that is
@@ -195,7 +146,7 @@ void Process::watch_pipe(OutputStream& pipe, bool probe) {
 void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
-    start_made_watch(exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
+    restart_poll(loop_, exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
   for (OutputStream* pipe : {&out_, &err_})
     if (pipe->watch() && pipe->open() && !pipe->held())
       watch_pipe(*pipe, probe);
@@ -413,7 +364,8 @@ void Process::resume_held_back() {
 void Process::feed_stdin() {
   on_stdin_writable();
   if (!input_.feeding()) return;
-  start_watch(input_.feed_watch(), input_.feed_fd(), UV_WRITABLE, on_watch<&Process::on_stdin_writable>, "stdin");
+  start_poll(loop_, input_.feed_watch(), input_.feed_fd(), UV_WRITABLE, on_watch<&Process::on_stdin_writable>, this,
+             "stdin");
 }
 
 void Process::on_stdin_writable() {

@@ -223,10 +223,6 @@ class Process {
   static void on_pipe_readable(uv_poll_t* handle, int status, int events);
   template <void (Process::*handler)()>
   static void on_watch(uv_poll_t* handle, int status, int events);
-  // Throw LaunchError.
-  void make_watch(UvHandle<uv_poll_t>& watch, int fd, const char* what);
-  void start_watch(UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, const char* what);
-  void start_made_watch(UvHandle<uv_poll_t>& watch, uv_poll_cb on_ready, bool probe, const char* what);
   void watch_pipe(OutputStream& pipe, bool probe);
   void watch_exit_and_pipes(bool probe);
   void sync_watches();  // the loop stands back while a caller drives

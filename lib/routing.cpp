@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "errno_text.hpp"
+#include "poll_watch.hpp"
 #include "process.hpp"
 #include "sup.h"
 
@@ -235,7 +236,7 @@ void Process::tee_copy(OutputStream& pipe, const char* data, size_t len) {
   const int events = tee.watch_readable() ? UV_READABLE : UV_WRITABLE;
   if (!watch) {
     try {
-      start_watch(watch, tee.fd(), events, on_tee_ready, "tee");
+      start_poll(loop_, watch, tee.fd(), events, on_tee_ready, this, "tee");
     } catch (...) {
       // The host's fd cannot be watched: what it did not take is dropped.
       tee.give_up();
