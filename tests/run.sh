@@ -51,14 +51,15 @@ passes=(build)
 $tsan && passes+=(build-tsan)
 passes+=(build-asan build-clang)
 declare -A pass_cc=([build]=gcc [build-asan]=gcc [build-tsan]=gcc [build-clang]=clang)
-# Every pass compiles the library in unity files of eight sources (each
-# source parses much the same standard headers, half of its compile time);
+# Every pass compiles the library in unity files of eight sources or so
+# (tests/unity_size.sh; each source parses much the same standard headers,
+# half of its compile time);
 # the shims' builds compile it a source at a time, as a user's build does.
 # The ASan pass keeps line tables only (-g1: what a sanitizer's report
 # shows) and no variable tracking, which at -O1 under ASan+UBSan took as
 # long as the rest of the compile.
 pass_opts() {  # pass_opts DIR: its meson setup options, one a line
-  printf '%s\n' -Dunity=on -Dunity_size=8
+  printf '%s\n' -Dunity=on "-Dunity_size=$(sh tests/unity_size.sh)"
   case $1 in
     build-asan) printf '%s\n' -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 \
                   "-Dcpp_args=-g1 -fno-var-tracking" ;;
@@ -76,7 +77,11 @@ build_pass() {  # build_pass DIR
   local dir=$1 cc=${pass_cc[$1]} cxx opts=()
   [ "$cc" = clang ] && cxx=clang++ || cxx=g++
   mapfile -t opts < <(pass_opts "$dir")
-  [ -d "$dir" ] || CC=$cc CXX=$cxx meson setup "$dir" "${opts[@]}" >/dev/null
+  if [ -d "$dir" ]; then  # an earlier run's: its unity size may no longer fit
+    meson configure "$dir" "-Dunity_size=$(sh tests/unity_size.sh)" >/dev/null
+  else
+    CC=$cc CXX=$cxx meson setup "$dir" "${opts[@]}" >/dev/null
+  fi
   local sel=()
   mapfile -t sel < <(pass_tests "$dir")
   local outs=()

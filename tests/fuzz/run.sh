@@ -43,7 +43,7 @@ fi
 
 if [ ! -d "$build" ]; then
   CC=clang CXX=clang++ meson setup "$build" \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dunity=on -Dunity_size=8 \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dunity=on "-Dunity_size=$(sh tests/unity_size.sh)" \
     -Dcpp_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' >/dev/null
 fi
 meson compile -C "$build" "${harnesses[@]}" >/dev/null
