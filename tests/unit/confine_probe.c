@@ -13,6 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+// "alloc"'s block: a global the compiler must assume is read elsewhere.
+char* volatile probe_kept;
+
 static int report(int rc) {
   if (rc == 0) {
     puts("ok");
@@ -84,8 +87,7 @@ int main(int argc, char** argv) {
     memset(p, 1, bytes);
     // Kept where the compiler must assume it is read: clang otherwise
     // removes the malloc and memset of a block nobody uses.
-    static char* volatile kept;
-    kept = p;
+    probe_kept = p;
     return report(0);
   }
   return 2;
