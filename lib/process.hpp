@@ -107,25 +107,12 @@ class Process {
   int signal_from_caller(int sig) noexcept;
   // sup_interrupt's second step: the loop arms the grace's kill.
   int request_interrupt(Nanos sent_at) noexcept;
-  // Waits until final; timeout_ms -1 = forever. Returns 1 when final, 0 on
-  // time-out, SUP_ECANCELED when released meanwhile.
+  // sup_poll and sup_output_wait (caller_wait.cpp). wait_final returns 1
+  // when final, 0 on time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
-  // wait_final's first step: sleeps on the main process's exit.
-  int wait_leader_exit(int timeout_ms);
-  // wait_leader_exit's sleep, watching and reading the child itself.
-  bool drive_to_exit(int timeout_ms, Nanos start);
-  // The same on the pidfd alone, through a duplicate.
-  bool wait_on_pidfd(int timeout_ms);
-  // The main process exited and this caller woke first: it finishes.
-  bool finish_from_caller();
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
-  // read_output's step for a reader that reads the pipe itself.
-  int64_t read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_t cap);
-  // sup_output_wait waits on the capture, which only the loop fills: a
-  // pipe its reader read itself goes back to the loop.
-  void hand_back_direct(OutputStream& pipe);
   uint64_t output_total(int stream);
   int event_fd();
   int output_fd(int stream);
@@ -165,8 +152,6 @@ class Process {
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_.record(); }
   const std::string& result_json();
-  // Once final, under mu_: the kept bytes in one buffer (Capture::flatten).
-  void flatten_kept();
   std::string_view kept_output(int stream);
   uint64_t omitted_bytes(int stream);
   // sup_release, the caller's part of the end.
@@ -244,7 +229,15 @@ class Process {
   void close_stdin() noexcept { input_.end_feed(); }
   void note_output() noexcept;  // a byte was read: the idle clock restarts
 
+  // ---- A caller waiting for the end (caller_wait.cpp) -------------------
+  int wait_leader_exit(int timeout_ms);
+  bool drive_to_exit(int timeout_ms, Nanos start);
+  bool wait_on_pidfd(int timeout_ms);
+  bool finish_from_caller();
+
   // ---- Live readers reading the pipes themselves (direct_read.cpp) -------
+  int64_t read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_t cap);
+  void hand_back_direct(OutputStream& pipe);
   bool leasable(const OutputStream& pipe) const noexcept;
   bool can_read_directly(const OutputStream& pipe) const noexcept;
   void offer_direct(OutputStream& pipe) noexcept;
@@ -295,6 +288,7 @@ class Process {
   int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;  // async-signal-safe
 
   // ---- The end (result.cpp) ----------------------------------------------
+  void flatten_kept();  // once final, under mu_
   void maybe_finish();
   void finish();  // publish_final, then tear_down
   void publish_final();

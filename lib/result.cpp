@@ -118,48 +118,6 @@ void Process::before_disposal() noexcept {
   final_on_loop();
 }
 
-// The main process has exited and this caller woke first: unless the loop
-// is at the process (work_mu_ taken), drains the pipes, decides and
-// publishes the result on this thread; the loop reaps and closes what is
-// left when it next looks (tear_down), unless sup_release reaps first.
-// Only where nothing needs the loop: no terminal to hand back, nothing
-// held back, and both pipes at EOF (what the main process left may hold
-// them). Returns true if final.
-bool Process::finish_from_caller() {
-  std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
-  // The loop is at the process: its result is microseconds away.
-  if (!work.owns_lock()) return false;
-  // The loop may not have started the process yet (Engine::spawn): all
-  // this needs is the pidfd and the pipes, which are the caller's to read.
-  if (lifecycle_ != Lifecycle::running) return ended();
-  // A terminal to hand back (tcsetpgrp from a thread that may not block
-  // SIGTTOU), a stream held back (its watch is the loop's to restart), or
-  // the main process still running: the loop's.
-  // A tee (the loop's to write), too.
-  // So does a pipe its reader reads itself (the loop watches it again).
-  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee() || err_.tee()) return false;
-  adopt_caller_signals();
-  if (!main_.exited_now()) return false;
-  // Cgroup mode: what the main process left is ended before the pipes are
-  // read to their end.
-  tree_after_exit();
-  // Nothing is held back, so this touches no watch: it only marks the
-  // backpressure lifted, as the loop does once the main process is gone.
-  lift_backpressure();
-  // What the main process wrote last, to EOF. A pipe that something the
-  // main process left still holds, or a writer too fast to catch up with
-  // here, is left to the loop: the bytes read so far are in the capture,
-  // in order, as the loop would have put them there.
-  constexpr size_t kChunk = 16 * 1024;
-  constexpr int kMaxReads = 64;
-  char buf[kChunk];
-  for (OutputStream* pipe : {&out_, &err_})
-    if (pipe->open() && read_pipe(*pipe, buf, sizeof buf, kMaxReads, /*until_empty=*/true)) return false;
-  lifecycle_ = Lifecycle::draining;
-  publish_final();
-  return true;
-}
-
 void Process::publish(Result&& r) {
   {
     std::lock_guard<std::mutex> lock(mu_);
