@@ -35,6 +35,11 @@ int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMF
 // "max_output_bytes": null reaches the captures as their own keep-all limit.
 static_assert(kKeepAllOutput == Capture::kKeepAll);
 
+// called_at: when sup_spawn was called, the instant max_runtime, at_ms and
+// duration_ms count from, so that none is late by what comes before the
+// clone (the hand-off to the spawner, a wait behind another child's slow
+// chdir). The first idle period starts at the exec instead (launched()): a
+// child is not silent before it exists.
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
@@ -112,6 +117,9 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   return now + kLazyStart;
 }
 
+// For a caller that waits on the process some other way than sup_poll's
+// (sup_fd, the output calls, a timed-out or non-blocking sup_poll). At
+// most one wake-up per process.
 void Process::need_loop() noexcept {
   if (requests_.ask_start()) engine_.wake_loop();
 }
@@ -271,6 +279,8 @@ void Process::release() {
   if (confine_) confine_->remove_tmp();
 }
 
+// sup_release in a forked child, before the engine frees the memory:
+// forgets what belongs to the parent's loop, closing nothing of libuv's.
 void Process::abandon() noexcept {
   // The loop that owns these handles has no thread here; closing them would
   // run libuv on a dead loop.

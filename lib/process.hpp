@@ -1,7 +1,8 @@
 // One supervised child, composed of parts that own their state: the main
 // process (main_process.hpp), its output streams (output_stream.hpp), the
 // clock (deadlines.hpp), the escalation (escalation_state.hpp) and what
-// callers send without the loop (caller_signals.hpp), containment
+// callers send without the loop (caller_signals.hpp), what they ask of it
+// (loop_requests.hpp), backpressure (backpressure.hpp), containment
 // (containment.hpp), the host's terminal (foreground.hpp), the child's stdin
 // (child_input.hpp), waiting for input (input_wait.hpp), confinement
 // (confine.hpp) and the result (result_builder.hpp). The loop thread drives
@@ -9,7 +10,7 @@
 // the signals, result.cpp gathers the end from the parts and publishes it);
 // API threads read its shared state under mu_ or latch requests through
 // atomics. A caller waiting in sup_poll watches the exit and reads the pipes
-// itself meanwhile, while the loop stands back (drive_to_exit,
+// itself meanwhile, while the loop stands back (caller_wait.cpp,
 // caller_drivers.hpp), and finishes the process under work_mu_ when it sees
 // the main process exit first.
 #pragma once
@@ -68,11 +69,7 @@ class Process {
  public:
   static constexpr uint32_t kMagic = 0x53555052;  // "SUPR"
 
-  // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
-  // duration_ms count from, so that none is late by what comes before the
-  // clone (the hand-off to the spawner, a wait behind another child's slow
-  // chdir). The first idle period starts at the exec instead (launched()):
-  // a child is not silent before it exists.
+  // called_at: when sup_spawn was called (process.cpp says why).
   Process(Engine& engine, const Spec& spec, Nanos called_at);
   ~Process();
   Process(const Process&) = delete;
@@ -95,9 +92,7 @@ class Process {
   // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
   // Async-signal-safe. Returns 1 if already final, else 0.
   int request(unsigned bits, Nanos wake_by = 0) noexcept;
-  // Every signal sup sends goes through here (MainProcess::signal): to the
-  // child's process group and, if the main process left it, to the main
-  // process. Async-signal-safe; while the main process is unreaped.
+  // Every signal sup sends (MainProcess::signal). Async-signal-safe.
   bool send_to_child(int sig, bool answer = true) noexcept { return main_.signal(sig, answer); }
   // sup_abort's first step: SIGKILL to the group from the caller's thread.
   bool kill_from_caller() noexcept;
@@ -130,23 +125,18 @@ class Process {
   int pty_resize(int rows, int cols);
   // Before the spawn, while nothing else can see the process.
   void set_input(UniqueFd fd) noexcept { input_.set_host_end(std::move(fd)); }
-  // Before the spawn: the child's cgroup ("contain": "cgroup", or "auto"
-  // where possible), or why "auto" fell back to group mode (containment.hpp).
+  // Before the spawn: the cgroup, or why "auto" fell back to group mode.
   void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
     containment_.set(std::move(cgroup), std::move(fallback));
   }
   // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
   void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
-  // At the clone, before the loop or a caller can see the process: what
-  // the sentinel covers of this child should the host die ("host_death").
+  // At the clone: what the sentinel covers should the host die.
   void set_host_death(HostDeath how) noexcept { containment_.set_host_death(how); }
   HostDeath host_death() const noexcept { return containment_.host_death(); }
-  // Spawner (or caller's) thread, right after the clone, before anything
-  // else sees the process: "auto" ran the child in group mode after all,
-  // the kernel having refused it its cgroup (contain.cpp).
+  // Right after the clone: "auto" ran the child in group mode after all.
   void fall_back_to_group(std::string why) noexcept;
-  // Before the spawn, and the child's last-moment refusal before launched():
-  // "tty_foreground" as it went.
+  // Before the spawn, and the child's last-moment refusal: "tty_foreground".
   void set_foreground(ForegroundGrant grant) noexcept { host_terminal_.set_grant(grant); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
@@ -156,8 +146,7 @@ class Process {
   uint64_t omitted_bytes(int stream);
   // sup_release, the caller's part of the end.
   void release();
-  // sup_release in a forked child, before the engine frees the memory:
-  // forgets what belongs to the parent's loop, closing nothing of libuv's.
+  // sup_release in a forked child: forgets what is the parent's loop's.
   void abandon() noexcept;
   // The engine this process belongs to (Engine::dispose).
   Engine& engine() const noexcept { return engine_; }
@@ -167,9 +156,7 @@ class Process {
   // have started it (0: now).
   Nanos adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept;
   static constexpr Nanos kLazyStart = 5'000'000;
-  // Any thread, once queued: the loop is to start the process now, for a
-  // caller that waits on it some other way (sup_fd, the output calls, a
-  // timed-out or non-blocking sup_poll). At most one wake-up per process.
+  // Any thread, once queued: the loop is to start the process now.
   void need_loop() noexcept;
 
   // ---- Loop thread: one entry per event, each called by the engine -----
@@ -184,11 +171,9 @@ class Process {
   void on_deadline();
   // ReaderLeases' sweep: takes back the pipes readers left behind.
   bool check_reader_leases();
-  // Before the engine frees a released process (Lifetimes::free_released):
-  // what a caller's finish left open is closed (it is final by then).
+  // Before the engine frees a released process: what is left is closed.
   void before_disposal() noexcept;
-  // Library shutdown (Lifetimes::end_all): kill, reap and publish now,
-  // whatever the state.
+  // Library shutdown (Lifetimes::end_all): kill, reap and publish now.
   void shutdown();
 
   // The engine's, carried for it (engine_links.hpp); nothing in Process reads it.
@@ -300,82 +285,48 @@ class Process {
 
   OutputStream& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 
+  // Each part says at its type who may touch what, under which lock; the
+  // comments here say which of Process's locks that is.
   uint32_t magic_ = kMagic;
   Engine& engine_;
   const unsigned fork_generation_;
   std::atomic<int> pins_{0};
   std::atomic<bool> released_{false};
-
-  // "backpressure_bytes", and whether it was lifted (backpressure.hpp).
-  Backpressure backpressure_;
-
-  // When sup_spawn was called (the constructor's argument), immutable.
-  const Nanos called_at_;
-  // The main process (main_process.hpp): its pid, set by launched() before
-  // the caller has the handle, then immutable; its pidfd, read by callers
-  // (wait_on_pidfd duplicates it under mu_ while not final) and closed by
-  // tear_down() under mu_ (retire); its exit status, under work_mu_.
-  MainProcess main_;
+  Backpressure backpressure_;  // settings immutable; the lift under work_mu_
+  const Nanos called_at_;      // when sup_spawn was called
+  MainProcess main_;           // pid immutable; pidfd retired under mu_; status under work_mu_
 
   // Held by the loop thread in every entry, and by a caller reading the
-  // pipes or finishing the process (drive_to_exit, finish_from_caller): what
-  // follows, to tear_down, is under it from start() on (launched() sets the
-  // descriptors first). Never taken while holding mu_. libuv handles and the
-  // engine's deadline set are the loop thread's alone: a caller never
-  // touches them.
+  // pipes or finishing the process (drive_to_exit, finish_from_caller),
+  // from start() on; never taken while holding mu_. libuv handles and the
+  // engine's deadline set are the loop thread's alone.
   std::mutex work_mu_;
-  // Null until start(): handle_requests leaves requests latched, and a
-  // caller finishes nothing.
-  uv_loop_t* loop_ = nullptr;
-  // Callers in drive_to_exit and wait_leader_exit, whether the loop stood
-  // back for them, what it closed meanwhile (caller_drivers.hpp).
-  CallerDrivers drivers_;
+  uv_loop_t* loop_ = nullptr;  // null until start(): nothing is finished before
+  CallerDrivers drivers_;      // under work_mu_; its exit waiters atomic
   UvHandle<uv_poll_t> exit_watch_;
   Lifecycle lifecycle_ = Lifecycle::running;
-  // The result is published (final or closed).
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
 
   // Shared with API threads.
-  // What callers asked of the loop, and whether it was asked to start
-  // (loop_requests.hpp).
-  LoopRequests requests_;
-  // What callers sent the group without work_mu_ (caller_signals.hpp): the
-  // window, the caller's kill, the interrupt latch, sup_signal's sends.
-  CallerSignals signals_;
+  LoopRequests requests_;  // atomics
+  CallerSignals signals_;  // atomics: what callers sent without work_mu_
   std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;  // threads in wait_output; output appends notify only then
-  OutputStream out_;
+  OutputStream out_;  // capture, holder, ready fd under mu_; the pipe under work_mu_
   OutputStream err_;
-  // The result as published, and its text (result_builder.hpp): written
-  // once under mu_ before published_, then immutable.
-  ResultBuilder result_;
-  UniqueFd event_fd_;
-  std::optional<std::string> kept_[2];
-  // The group or the cgroup, host_death, the tree's end (containment.hpp):
-  // set before the spawn, the end under work_mu_.
-  Containment containment_;
-  // Set before the spawn, then read-only but for remove_tmp at release.
-  std::unique_ptr<Confinement> confine_;
-  // Under mu_: where the kept bytes went in the result's text, if they moved.
-  KeptInText kept_in_text_[2];
-  // The silence and runtime clock (deadlines.hpp), under work_mu_.
-  Deadlines deadlines_;
-  // The cause, the interrupt-then-kill stage, the signals recorded
-  // (escalation_state.hpp), under work_mu_ but for its immutable settings.
-  // What callers send without that lock stays latched in signals_ until
-  // adopted into it under work_mu_.
-  EscalationState escalation_;
-  // "tty_foreground": the host's terminal lent to the child and handed back
-  // (foreground.hpp); set before the spawn, then under work_mu_.
-  HostTerminal host_terminal_;
-  // Whether the child waits for input (input_wait.hpp, its own locking).
-  InputWait input_wait_;
-  // The child's stdin where sup holds the other end: the host's writes
-  // (their own lock) and the loop's feed of "stdin": "data"
-  // (child_input.hpp).
-  ChildInput input_;
+  ResultBuilder result_;  // written once under mu_ before published_, then immutable
+  UniqueFd event_fd_;     // under mu_
+  std::optional<std::string> kept_[2];    // under mu_: the kept bytes copied out
+  Containment containment_;               // set before the spawn, the end under work_mu_
+  std::unique_ptr<Confinement> confine_;  // set before the spawn; remove_tmp at release
+  KeptInText kept_in_text_[2];            // under mu_: where the kept bytes went in the text
+  Deadlines deadlines_;                   // under work_mu_
+  EscalationState escalation_;  // under work_mu_; what callers send waits in signals_
+  HostTerminal host_terminal_;  // set before the spawn, then under work_mu_
+  InputWait input_wait_;        // its own lock
+  ChildInput input_;            // the host's writes under its own lock; the feed the loop's
 };
 
 }  // namespace sup

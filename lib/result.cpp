@@ -113,6 +113,8 @@ bool Process::final_on_loop() noexcept {
   return true;
 }
 
+// Lifetimes::free_released: what a caller's finish left open is closed
+// (the process is final by then).
 void Process::before_disposal() noexcept {
   std::lock_guard<std::mutex> work(work_mu_);
   final_on_loop();
@@ -130,6 +132,7 @@ void Process::publish(Result&& r) {
   changed_.notify_all();
 }
 
+// Library shutdown: kill, reap and publish now, whatever the state.
 void Process::shutdown() {
   std::lock_guard<std::mutex> work(work_mu_);
   if (final_on_loop()) return;
