@@ -41,10 +41,13 @@ if ! command -v clang++ >/dev/null || ! fuzzer_links; then
   fi
 fi
 
+unity_size=$(sh tests/unity_size.sh)
 if [ ! -d "$build" ]; then
   CC=clang CXX=clang++ meson setup "$build" \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dunity=on "-Dunity_size=$(sh tests/unity_size.sh)" \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dunity=on "-Dunity_size=$unity_size" \
     -Dcpp_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' >/dev/null
+else  # an earlier run's: its unity size may no longer fit the library's sources
+  meson configure "$build" "-Dunity_size=$unity_size" >/dev/null
 fi
 meson compile -C "$build" "${harnesses[@]}" >/dev/null
 for h in "${harnesses[@]}"; do
