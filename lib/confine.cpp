@@ -178,11 +178,14 @@ ConfinePlan::ConfinePlan(const ConfineSpec& spec, LaunchPlan& plan, ChildCgroup*
   }
   std::vector<std::string> extra_write;
   if (spec.sandbox.tmp) {
-    // mkdtemp's template: it replaces the six X's with a unique name.
-    static constexpr char kTmpName[] = "/sup-tmp-XXXXXX";
+    // The directory's name: this prefix and six characters mkdtemp picks
+    // (it replaces the six X's its template must end in).
+    static constexpr char kTmpPrefix[] = "/sup-tmp-";
+    constexpr size_t kMkdtempSuffix = 6;
     const char* env = getenv("TMPDIR");
     const std::string base = env != nullptr && env[0] == '/' ? env : "/tmp";
-    std::string pattern = base + kTmpName;
+    std::string pattern = base + kTmpPrefix;
+    pattern.append(kMkdtempSuffix, 'X');
     if (mkdtemp(pattern.data()) == nullptr) {
       int err = errno;
       throw LaunchError{-err, "sandbox.tmp: mkdtemp in " + quoted(base) + ": " + errno_text(err)};

@@ -251,6 +251,10 @@ TEST(Confine, PrivateTmpIsWritableAndRemovedAtRelease) {
     EXPECT_EQ(p.result().num("exit_code"), 0) << p.output(SUP_STDERR);
     tmp = p.output(SUP_STDOUT);
     ASSERT_FALSE(tmp.empty());
+    // Named sup-tmp- and six characters mkdtemp picked, in the host's TMPDIR.
+    const std::string name = tmp.substr(tmp.rfind('/') + 1);
+    EXPECT_EQ(name.rfind("sup-tmp-", 0), 0u) << tmp;
+    EXPECT_EQ(name.size(), 14u) << tmp;
     EXPECT_EQ(tmp, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p.result().get("confined"), "sandbox"), "tmp")->valuestring);
     struct stat st;
     EXPECT_EQ(stat((tmp + "/sub/g").c_str(), &st), 0) << "kept until release";
