@@ -23,7 +23,7 @@ DeadlineTimer::DeadlineTimer() : fd_(fd_above_stdio(timerfd_create(CLOCK_MONOTON
 }
 
 int DeadlineTimer::watch(uv_loop_t* loop) noexcept {
-  return poll_readable(loop, watch_, fd_.get(), this,
+  return watch_fd(loop, watch_, fd_.get(), UV_READABLE, this,
                        [](uv_poll_t* h, int, int) { static_cast<DeadlineTimer*>(h->data)->on_timer(); });
 }
 

@@ -39,8 +39,8 @@ LoopWake::LoopWake()
 int LoopWake::watch(uv_loop_t* loop, uv_poll_cb on_wake, uv_poll_cb on_timer) noexcept {
   // The wake-up is a plain eventfd rather than uv_async_t, whose sender
   // spins while the woken loop runs its callback on the same CPU.
-  int code = poll_readable(loop, wake_watch_, wake_fd_.get(), this, on_wake);
-  if (code == 0) code = poll_readable(loop, caller_timer_watch_, caller_timer_fd_.get(), this, on_timer);
+  int code = watch_fd(loop, wake_watch_, wake_fd_.get(), UV_READABLE, this, on_wake);
+  if (code == 0) code = watch_fd(loop, caller_timer_watch_, caller_timer_fd_.get(), UV_READABLE, this, on_timer);
   return code;
 }
 

@@ -1,4 +1,4 @@
-// The engine parts' two small tools: a readable watch on the loop, and an absolute timerfd.
+// The loop's small tools: a watch of a descriptor, and an absolute timerfd.
 #pragma once
 
 #include <sys/timerfd.h>
@@ -9,23 +9,32 @@
 
 namespace sup {
 
-// Watches fd for readability on loop, handle->data = data. Returns 0, or
-// libuv's error with nothing left watched.
-inline int poll_readable(uv_loop_t* loop, UvHandle<uv_poll_t>& handle, int fd, void* data,
-                         uv_poll_cb on_ready) noexcept {
+// Makes handle a watch of fd on loop (uv_poll_init, which tries fd on the
+// loop's epoll), handle->data = data. Returns 0, or libuv's error with
+// nothing made.
+inline int make_watch(uv_loop_t* loop, UvHandle<uv_poll_t>& handle, int fd, void* data) noexcept {
   uv_poll_t* poll = nullptr;
   try {
     poll = handle.create();
   } catch (...) {
     return UV_ENOMEM;
   }
-  int code = uv_poll_init(loop, poll, fd);
+  const int code = uv_poll_init(loop, poll, fd);
   if (code != 0) {
     handle.discard();  // never initialized: uv_close would corrupt the loop
     return code;
   }
   poll->data = data;
-  code = uv_poll_start(poll, UV_READABLE, on_ready);
+  return 0;
+}
+
+// make_watch, then started for events. Returns 0, or libuv's error with
+// nothing left watched.
+inline int watch_fd(uv_loop_t* loop, UvHandle<uv_poll_t>& handle, int fd, int events, void* data,
+                    uv_poll_cb on_ready) noexcept {
+  int code = make_watch(loop, handle, fd, data);
+  if (code != 0) return code;
+  code = uv_poll_start(handle.get(), events, on_ready);
   if (code != 0) handle.close();
   return code;
 }

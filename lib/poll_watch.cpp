@@ -9,6 +9,7 @@
 #include <string>
 
 #include "launch_plan.hpp"
+#include "loop_watch.hpp"
 
 namespace sup {
 namespace {
@@ -21,13 +22,7 @@ void check_uv(int rc, const char* call, const char* what) {
 }  // namespace
 
 void make_poll(uv_loop_t* loop, UvHandle<uv_poll_t>& watch, int fd, void* data, const char* what) {
-  uv_poll_t* poll = watch.create();
-  const int rc = uv_poll_init(loop, poll, fd);
-  if (rc != 0) {
-    watch.discard();  // never initialized: uv_close would corrupt the loop
-    check_uv(rc, "uv_poll_init", what);
-  }
-  poll->data = data;
+  check_uv(make_watch(loop, watch, fd, data), "uv_poll_init", what);
 }
 
 void start_poll(uv_loop_t* loop, UvHandle<uv_poll_t>& watch, int fd, int events, uv_poll_cb on_ready, void* data,

@@ -4,6 +4,7 @@
 #include <memory>
 #include <new>
 
+#include "loop_watch.hpp"
 #include "sentinel.hpp"
 #include "spawner.hpp"
 
@@ -13,23 +14,10 @@ bool SentinelLink::sentinel_running() const noexcept { return sentinel_.running(
 
 void SentinelLink::watch(uv_loop_t* loop) noexcept {
   watched_ = true;
-  uv_poll_t* poll;
-  try {
-    poll = watch_.create();
-  } catch (const std::bad_alloc&) {
-    return;  // unwatched: a sentinel that dies is not replaced
-  }
-  int code = uv_poll_init(loop, poll, sentinel_.fd());
-  if (code != 0) {
-    watch_.discard();
-    return;
-  }
-  poll->data = this;
-  // It never writes: readable is its end closing.
-  code = uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, [](uv_poll_t* h, int, int) {
-    static_cast<SentinelLink*>(h->data)->on_gone(h->loop);
-  });
-  if (code != 0) watch_.close();
+  // It never writes: readable is its end closing. Unwatched if that fails:
+  // a sentinel that dies is not replaced.
+  watch_fd(loop, watch_, sentinel_.fd(), UV_READABLE | UV_DISCONNECT, this,
+           [](uv_poll_t* h, int, int) { static_cast<SentinelLink*>(h->data)->on_gone(h->loop); });
 }
 
 void SentinelLink::on_gone(uv_loop_t* loop) noexcept {
