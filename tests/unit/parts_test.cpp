@@ -477,10 +477,11 @@ TEST(Backpressure, LiftedOnceForGood) {
   EXPECT_TRUE(b.configured());  // the spec said so; the reader's pace no longer matters
 }
 
-// A child for the look below: asleep in pause(), or in a read of fd.
-pid_t sleeper(int read_fd) {
-  const pid_t pid = fork();
-  if (pid == 0) {
+// A child for the look below, asleep in pause() or in a read of fd;
+// killed and reaped however the test ends.
+struct Sleeper {
+  explicit Sleeper(int read_fd) : pid(fork()) {
+    if (pid != 0) return;
     if (read_fd < 0)
       for (;;) pause();
     char c;
@@ -488,8 +489,15 @@ pid_t sleeper(int read_fd) {
     }
     _exit(0);
   }
-  return pid;
-}
+  ~Sleeper() {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  Sleeper(const Sleeper&) = delete;
+  Sleeper& operator=(const Sleeper&) = delete;
+  const pid_t pid;
+};
 
 // A process its parent started between a look's listing of the tree and
 // its read of the parent's run is not in that look, and the parent's run
@@ -501,15 +509,15 @@ TEST(InputWait, ALookThatMissedAProcessDoesNotStandForTheNext) {
   int fds[2];
   ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
   sup::UniqueFd rd(fds[0]), wr(fds[1]);
-  const pid_t parent = sleeper(-1);
-  const pid_t reader = sleeper(rd.get());
+  const Sleeper parent_process(-1), reader_process(rd.get());
+  const pid_t parent = parent_process.pid, reader = reader_process.pid;
   ASSERT_GT(parent, 0);
   ASSERT_GT(reader, 0);
-  char dir_name[] = "/tmp/sup-parts-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_name), nullptr);
-  const std::string procs = std::string(dir_name) + "/cgroup.procs";
+  std::string dir_name = "/tmp/sup-parts-" + std::string(6, 'X');  // mkdtemp's six
+  ASSERT_NE(mkdtemp(dir_name.data()), nullptr);
+  const std::string procs = dir_name + "/cgroup.procs";
   std::ofstream(procs) << parent << "\n";
-  sup::UniqueFd dir(open(dir_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  sup::UniqueFd dir(open(dir_name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ASSERT_TRUE(dir.valid());
 
   sup::InputWait wait(0, 0, false);
@@ -527,12 +535,8 @@ TEST(InputWait, ALookThatMissedAProcessDoesNotStandForTheNext) {
   }
   EXPECT_EQ(verdict, 1) << "the reader the first looks missed is never seen";
 
-  kill(parent, SIGKILL);
-  kill(reader, SIGKILL);
-  waitpid(parent, nullptr, 0);
-  waitpid(reader, nullptr, 0);
   unlink(procs.c_str());
-  rmdir(dir_name);
+  rmdir(dir_name.c_str());
 }
 
 }  // namespace
