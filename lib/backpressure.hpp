@@ -9,8 +9,8 @@ namespace sup {
 // still applies: once the main process has exited or sup is ending it, it
 // is lifted for good and every pipe drains at full speed, read or not.
 // The window is immutable (any thread reads it); lifted under Process's
-// work_mu_. Holding a stream back and resuming it (the pipe's watch, its
-// held flag) is Process's (output.cpp); this decides when.
+// work_mu_. Holding a stream back and resuming it (its held flag, its
+// watch stopped) is Streams' (streams.hpp); this decides when.
 class Backpressure {
  public:
   explicit Backpressure(uint64_t window) noexcept : window_(window) {}

@@ -118,8 +118,10 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
       // it stops them when woken for it.
       wake_loop = drivers_.enter(loop_ != nullptr);
       watched[0] = {main_.pidfd(), POLLIN, 0};
-      watched[1] = {out_.open() ? out_.fd() : -1, POLLIN, 0};
-      watched[2] = {err_.open() ? err_.fd() : -1, POLLIN, 0};
+      const OutputStream& out = streams_.out();
+      const OutputStream& err = streams_.err();
+      watched[1] = {out.open() ? out.fd() : -1, POLLIN, 0};
+      watched[2] = {err.open() ? err.fd() : -1, POLLIN, 0};
     }
   }
   if (!driving) return wait_on_pidfd(timeout_ms);
@@ -147,7 +149,7 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
       const int reads = kReadsPerWakeup;
       for (int i = 1; running && i < 3; ++i) {
         if (watched[i].revents == 0) continue;
-        OutputStream& pipe = i == 1 ? out_ : err_;
+        OutputStream& pipe = i == 1 ? streams_.out() : streams_.err();
         // At EOF, or closed by the loop (a deadline's check): not polled
         // again; the loop closes it, or finish_from_caller reads the 0.
         if (!pipe.open() || !read_pipe(pipe, buf.get(), engine_.read_buffer_size(), reads, false))
@@ -198,14 +200,16 @@ bool Process::wait_on_pidfd(int timeout_ms) {
 int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
   // The wait is on the capture, which a reader reading its pipe itself
   // fills only as it reads: such a pipe goes back to the loop.
-  if (out_pos != SUP_POS_IGNORE && out_.lent()) hand_back_direct(out_);
-  if (err_pos != SUP_POS_IGNORE && err_.lent()) hand_back_direct(err_);
+  OutputStream& out = streams_.out();
+  OutputStream& err = streams_.err();
+  if (out_pos != SUP_POS_IGNORE && out.lent()) hand_back_direct(out);
+  if (err_pos != SUP_POS_IGNORE && err.lent()) hand_back_direct(err);
   std::unique_lock<std::mutex> lock(mu_);
-  ++waiters_;
+  streams_.add_waiter();
   bool ready = wait_until(changed_, lock, timeout_ms, [&] {
-    return is_final() || released() || out_.capture().total() > out_pos || err_.capture().total() > err_pos;
+    return is_final() || released() || out.capture().total() > out_pos || err.capture().total() > err_pos;
   });
-  --waiters_;
+  streams_.remove_waiter();
   if (released()) return SUP_ECANCELED;  // even if final: see wait_final
   return ready ? 1 : 0;
 }
@@ -229,7 +233,7 @@ bool Process::finish_from_caller() {
   // the main process still running: the loop's.
   // A tee (the loop's to write), too.
   // So does a pipe its reader reads itself (the loop watches it again).
-  if (host_terminal_.lent() || any_held_back() || any_direct() || out_.tee() || err_.tee()) return false;
+  if (host_terminal_.lent() || streams_.any_held() || streams_.any_lent() || streams_.any_tee()) return false;
   adopt_caller_signals();
   if (!main_.exited_now()) return false;
   // Cgroup mode: what the main process left is ended before the pipes are
@@ -245,7 +249,7 @@ bool Process::finish_from_caller() {
   constexpr size_t kChunk = 16 * 1024;
   constexpr int kMaxReads = 64;
   char buf[kChunk];
-  for (OutputStream* pipe : {&out_, &err_})
+  for (OutputStream* pipe : streams_.both())
     if (pipe->open() && read_pipe(*pipe, buf, sizeof buf, kMaxReads, /*until_empty=*/true)) return false;
   lifecycle_ = Lifecycle::draining;
   publish_final();

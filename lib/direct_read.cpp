@@ -24,10 +24,10 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   // is turned away by Call, after this).
   if (handle == nullptr || reinterpret_cast<uintptr_t>(handle) % alignof(Process) != 0) return;
   const auto* self = static_cast<const Process*>(handle);
-  const OutputStream& pipe = stream == SUP_STDERR ? self->err_ : self->out_;
+  const OutputStream& pipe = stream == SUP_STDERR ? self->streams_.err() : self->streams_.out();
   for (const void* at : {static_cast<const void*>(&self->pins_), static_cast<const void*>(&self->work_mu_),
                          static_cast<const void*>(&self->deadlines_), static_cast<const void*>(&self->published_),
-                         static_cast<const void*>(&self->mu_), static_cast<const void*>(&self->waiters_)})
+                         static_cast<const void*>(&self->mu_), self->streams_.waiters_at()})
     __builtin_prefetch(at, 1);
   // The pipe: its descriptor, the capture's fields, the reader's position.
   const char* first = reinterpret_cast<const char*>(&pipe);
@@ -39,7 +39,8 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
 bool Process::leasable(const OutputStream& pipe) const noexcept {
   // A terminal's EIO end and a tee's copies are the loop's to handle; once
   // the backpressure is lifted the loop drains everything itself.
-  return pipe.open() && !pipe.terminal() && !pipe.tee() && lifecycle_ == Lifecycle::running && !backpressure_.lifted();
+  return pipe.open() && !pipe.terminal() && !pipe.tee() && lifecycle_ == Lifecycle::running &&
+         !streams_.backpressure().lifted();
 }
 
 // Whether it may take it now: leasable, and no caller drives the process.
@@ -124,7 +125,7 @@ int64_t Process::read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_
     got = pipe.capture().read_at(pos, buf, cap);
   pipe.reader_at(*pos);
   pipe.signal_ready(/*final=*/false);
-  if (waiters_ > 0) changed_.notify_all();
+  streams_.wake_waiters();
   return static_cast<int64_t>(got);
 }
 
@@ -132,19 +133,19 @@ int64_t Process::read_direct(OutputStream& pipe, uint64_t* pos, char* buf, size_
 // one handed back.
 void Process::sync_reader_watches() {
   // Without backpressure the pipes are lent, and looked at by the sweep.
-  if (!backpressure_.configured()) {
-    if (!any_direct()) {
+  if (!streams_.backpressure().configured()) {
+    if (!streams_.any_lent()) {
       engine_.drop_lease(*this);
     } else {
       try {
         engine_.hold_lease(*this);
       } catch (...) {
         // No sweep to take it back: the pipes stay the loop's.
-        for (OutputStream* pipe : {&out_, &err_}) pipe->take_back(/*lapse=*/false);
+        for (OutputStream* pipe : streams_.both()) pipe->take_back(/*lapse=*/false);
       }
     }
   }
-  for (OutputStream* pipe : {&out_, &err_}) {
+  for (OutputStream* pipe : streams_.both()) {
     if (!pipe->watch() || !pipe->open()) continue;
     if (pipe->lent()) {
       uv_poll_stop(pipe->watch().get());
@@ -168,11 +169,11 @@ bool Process::check_reader_leases() {
   // Most readers keep up: their reads since the last sweep say so, read
   // without the lock (a sweep over 2,000 lent pipes then touches a cache
   // line or two of each, and makes no system call).
-  OutputStream* const pipes[2] = {&out_, &err_};
+  const std::array<OutputStream*, 2> pipes = streams_.both();
   bool doubt[2] = {false, false};
   for (int i = 0; i < 2; ++i)
     doubt[i] = pipes[i]->lent() && pipes[i]->lease_in_doubt();
-  if (!doubt[0] && !doubt[1] && any_direct()) return true;
+  if (!doubt[0] && !doubt[1] && streams_.any_lent()) return true;
   std::lock_guard<std::mutex> work(work_mu_);
   if (final_on_loop()) return false;
   bool held = false;

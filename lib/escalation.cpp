@@ -109,7 +109,7 @@ int Process::request_interrupt(Nanos sent_at) noexcept {
   // alternating runs); it is woken by the grace's end. Not under
   // backpressure: a held-back child may need its pipe read at once to say
   // its last words.
-  const bool can_wait = sent_at != 0 && !backpressure_.configured();
+  const bool can_wait = sent_at != 0 && !streams_.backpressure().configured();
   return request(kInterrupt, can_wait ? sent_at + escalation_.grace() : 0);
 }
 
@@ -172,8 +172,10 @@ void Process::after_leader_exit() {
   // wrote must be counted before the result is final.
   lift_backpressure();
   // What the main process wrote just before exiting may still sit in the pipes.
-  bool out_done = !out_.open() || drain_pipe(out_);
-  bool err_done = !err_.open() || drain_pipe(err_);
+  OutputStream& out = streams_.out();
+  OutputStream& err = streams_.err();
+  bool out_done = !out.open() || drain_pipe(out);
+  bool err_done = !err.open() || drain_pipe(err);
   // Both at EOF, as whenever nothing outlived the main process: the caller
   // waits for the result, and finish() closes the pipes and the exit watch
   // after publishing it.
@@ -183,8 +185,8 @@ void Process::after_leader_exit() {
   }
   // The pidfd stays readable: stop watching it, or the loop would spin.
   exit_watch_.close();
-  if (out_done) close_pipe(out_);
-  if (err_done) close_pipe(err_);
+  if (out_done) close_pipe(out);
+  if (err_done) close_pipe(err);
   Nanos now = now_ns();
   if (escalation_.kill_sent() || main_.status_lost() || containment_.tree_ended()) {
     // With the leader reaped elsewhere the group can no longer be signaled
@@ -193,7 +195,7 @@ void Process::after_leader_exit() {
   } else if (escalation_.stage() == Escalation::none) {
     // A pipe still open after the drain is held by something the main
     // process left behind.
-    if (out_.open() || err_.open()) interrupt_group(now);
+    if (streams_.any_open()) interrupt_group(now);
   }
   arm_deadline();
 }
@@ -296,17 +298,17 @@ bool Process::act_on_deadline() {
     }
     // Once sup is ending the child (an interrupt or abort latched), a
     // deadline neither changes the outcome nor cuts the grace short.
-    if (escalation_.cause() == Cause::none && now >= deadlines_.silence_deadline(held_back_read())) {
+    if (escalation_.cause() == Cause::none && now >= deadlines_.silence_deadline(streams_.held_back_read())) {
       // Bytes already in a pipe are activity, even if the loop has not read
       // them yet (it may have been busy): read before calling the child idle.
-      for (OutputStream* pipe : {&out_, &err_})
+      for (OutputStream* pipe : streams_.both())
         if (pipe->open() && !read_pipe(*pipe, 1)) {
           close_pipe(*pipe);
         }
       if (ended()) return true;
     }
     TimeoutKind kind;
-    if (escalation_.cause() == Cause::none && deadlines_.over(now, held_back_read(), &kind)) timed_out(kind);
+    if (escalation_.cause() == Cause::none && deadlines_.over(now, streams_.held_back_read(), &kind)) timed_out(kind);
   }
   if (!ended() && escalation_.kill_due(now)) kill_group(now);
   // The pipes after a kill, or the tee copies the host's fd stopped taking
@@ -344,8 +346,8 @@ Nanos Process::next_deadline() const noexcept {
   if (ended()) return kNever;
   Nanos next = kNever;
   if (lifecycle_ == Lifecycle::running && escalation_.cause() == Cause::none) {
-    next = std::min(next, deadlines_.next(held_back_read()));
-    if (!any_held_back()) next = std::min(next, input_wait_.next_look(deadlines_.last_activity()));
+    next = std::min(next, deadlines_.next(streams_.held_back_read()));
+    if (!streams_.any_held()) next = std::min(next, input_wait_.next_look(deadlines_.last_activity()));
   }
   return std::min(next, escalation_.next(lifecycle_ == Lifecycle::draining));
 }

@@ -15,7 +15,7 @@ namespace sup {
 // Bytes read from both streams so far (mu_ taken unless on the loop).
 uint64_t Process::output_seen() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  return out_.capture().total() + err_.capture().total();
+  return streams_.total_read();
 }
 
 int Process::input_wanted() {
@@ -49,7 +49,7 @@ void Process::look_for_input(Nanos now) {
   // cost more than the look. A stream held back: the child is blocked
   // writing, not reading.
   const Nanos due = now + Engine::kTimerLead;
-  if (any_held_back()) return;
+  if (streams_.any_held()) return;
   // "tty_stop_timeout_ms": one waitid, no /proc read.
   if (due >= input_wait_.stop_check_due(deadlines_.last_activity())) {
     const int sig = TtyStop::stop_signal(main_.pidfd());
@@ -60,7 +60,7 @@ void Process::look_for_input(Nanos now) {
   if (due >= input_wait_.look_due(deadlines_.last_activity()) &&
       input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
     // Bytes already in a pipe are output, even if the loop has not read them.
-    for (OutputStream* pipe : {&out_, &err_})
+    for (OutputStream* pipe : streams_.both())
       if (pipe->open() && !pipe->lent() && !read_pipe(*pipe, 1)) close_pipe(*pipe);
     if (ended()) return;
     if (now_ns() + Engine::kTimerLead >= input_wait_.look_due(deadlines_.last_activity()))

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <array>
 #include <cerrno>
 
 #include "engine.hpp"
@@ -22,6 +22,11 @@ namespace {
 // How long the loop waits awake, once both pipes are at EOF, for the main
 // process's exit to show on its pidfd.
 constexpr Nanos kExitAfterEofWait = 30'000;
+
+// What a refused watch's message calls the stream.
+const char* stream_name(const OutputStream& pipe) noexcept {
+  return pipe.stream() == SUP_STDOUT ? "stdout" : "stderr";
+}
 
 }  // namespace
 
@@ -37,7 +42,8 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   auto* self = static_cast<Process*>(handle->data);
   std::lock_guard<std::mutex> work(self->work_mu_);
   if (self->final_on_loop()) return;
-  self->on_output_ready(handle == self->out_.watch().get() ? self->out_ : self->err_);
+  Streams& streams = self->streams_;
+  self->on_output_ready(handle == streams.out().watch().get() ? streams.out() : streams.err());
 }
 
 // adopt_child's steps: what is known of the child (the loop takes the
@@ -45,8 +51,8 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
 void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
                        UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
   deadlines_.launched(started_at);
-  out_.attach(std::move(out_fd));
-  err_.attach(std::move(err_fd));
+  streams_.out().attach(std::move(out_fd));
+  streams_.err().attach(std::move(err_fd));
   input_.feed_from(std::move(stdin_fd));
   host_terminal_.lend(std::move(tty_fd), host_pgrp);
   std::lock_guard<std::mutex> lock(mu_);
@@ -77,8 +83,8 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     make_poll(loop_, exit_watch_, main_.pidfd(), this, "pidfd");
     // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
     // with "pty" the terminal carries both, read as stdout.
-    if (out_.open()) make_poll(loop_, out_.watch(), out_.fd(), this, "stdout");
-    if (err_.open()) make_poll(loop_, err_.watch(), err_.fd(), this, "stderr");
+    for (OutputStream* pipe : streams_.both())
+      if (pipe->open()) make_poll(loop_, pipe->watch(), pipe->fd(), this, stream_name(*pipe));
     if (drivers_.any())
       drivers_.stand_back();
     else
@@ -119,13 +125,9 @@ void Process::end_unwatched(bool drain) noexcept {
   // drain: what is in the pipes is kept, as at any end (a child start()
   // could not watch is ended without reading them).
   if (drain) {
-    backpressure_.lift();
+    streams_.free_all();
     try {
-      for (OutputStream* pipe : {&out_, &err_}) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          pipe->set_held(false);
-        }
+      for (OutputStream* pipe : streams_.both()) {
         if (pipe->open()) drain_pipe(*pipe);
       }
     } catch (const std::bad_alloc&) {
@@ -138,7 +140,7 @@ void Process::end_unwatched(bool drain) noexcept {
 // restart_poll for a pipe's watch.
 void Process::watch_pipe(OutputStream& pipe, bool probe) {
   if (pipe.lent()) return;  // its reader reads it (direct_read.cpp)
-  restart_poll(loop_, pipe.watch(), on_pipe_readable, probe, &pipe == &out_ ? "stdout" : "stderr");
+  restart_poll(loop_, pipe.watch(), on_pipe_readable, probe, stream_name(pipe));
 }
 
 // Starts the pidfd's and the pipes' watches (made by start()); any that is
@@ -147,7 +149,7 @@ void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
   if (exit_watch_ && lifecycle_ == Lifecycle::running)
     restart_poll(loop_, exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
-  for (OutputStream* pipe : {&out_, &err_})
+  for (OutputStream* pipe : streams_.both())
     if (pipe->watch() && pipe->open() && !pipe->held())
       watch_pipe(*pipe, probe);
 }
@@ -157,7 +159,7 @@ void Process::watch_exit_and_pipes(bool probe) {
 void Process::sync_watches() {
   const CallerDrivers::Step step = drivers_.sync();
   if (step == CallerDrivers::Step::back) {
-    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &out_.watch(), &err_.watch()})
+    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &streams_.out().watch(), &streams_.err().watch()})
       if (*handle) uv_poll_stop(handle->get());
   } else if (step == CallerDrivers::Step::in) {
     // A caller that saw the exit but found the loop busy with the process
@@ -183,7 +185,7 @@ bool Process::can_drive() const noexcept {
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && main_.pid() != 0 && main_.has_pidfd() && !host_terminal_.lent() &&
-         !backpressure_.configured() && !out_.tee() && !err_.tee() && !any_direct() && !released();
+         !streams_.backpressure().configured() && !streams_.any_tee() && !streams_.any_lent() && !released();
 }
 
 void Process::on_output_ready(OutputStream& pipe) {
@@ -199,14 +201,12 @@ void Process::on_output_ready(OutputStream& pipe) {
 void Process::pipe_ended(OutputStream& pipe) {
   // The last pipe to close after the main process: publish first, and let
   // finish() close it (the caller is waiting for the result).
-  const OutputStream& other = &pipe == &out_ ? err_ : out_;
-  if (lifecycle_ == Lifecycle::draining && !other.open()) {
+  if (lifecycle_ == Lifecycle::draining && !streams_.other(pipe).open()) {
     finish_after_copies();
     return;
   }
   close_pipe(pipe);
-  if (lifecycle_ == Lifecycle::running && !out_.open() && !err_.open() &&
-      !drivers_.exit_awaited()) {
+  if (lifecycle_ == Lifecycle::running && !streams_.any_open() && !drivers_.exit_awaited()) {
     // Both pipes at EOF: almost always the main process exiting, which the
     // kernel shows on the pidfd a few microseconds after it closes the
     // files. With nobody in sup_poll for it (a caller waiting on sup_fd, or
@@ -236,10 +236,6 @@ void Process::note_output() noexcept {
   if (deadlines_.note_output(now_ns())) request(kRearm);
 }
 
-// The latest read by the reader of a stream held back, 0 for none: the
-// silence clock counts it as activity (Deadlines::silence_deadline).
-Nanos Process::held_back_read() const noexcept { return std::max(out_.held_back_read(), err_.held_back_read()); }
-
 // Reads at most max_reads times; returns false on EOF. A short read ends
 // the loop unless until_empty, which goes on to EAGAIN (proof that a
 // writer is still there) or EOF.
@@ -254,18 +250,14 @@ bool Process::read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads
     ssize_t n = pipe.read_some(buf, cap);
     if (n > 0) {
       note_output();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        pipe.keep(buf, static_cast<size_t>(n));
-        if (waiters_ > 0) changed_.notify_all();
-      }
+      streams_.keep(pipe, buf, static_cast<size_t>(n));
       if (pipe.tee()) {
         tee_copy(pipe, buf, static_cast<size_t>(n));
         // The tee's reader has gone: read as the end of the stream, which
         // the caller closes.
         if (pipe.tee_ended()) return false;
       }
-      hold_back_if_needed(pipe);
+      streams_.hold_back_if_needed(pipe);
       if (static_cast<size_t>(n) < cap && !until_empty) return true;
       continue;
     }
@@ -285,44 +277,22 @@ bool Process::drain_pipe(OutputStream& pipe) {
 }
 
 void Process::close_pipe(OutputStream& pipe) {
-  UniqueFd fd = pipe.close();
+  UniqueFd fd = streams_.close(pipe);
   drivers_.retire(fd);
-  std::lock_guard<std::mutex> lock(mu_);
-  pipe.set_held(false);
 }
-
-void Process::hold_back_if_needed(OutputStream& pipe) {
-  if (!backpressure_.applies() || pipe.held()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!backpressure_.over(pipe.unread())) return;
-    pipe.set_held(true);
-  }
-  uv_poll_stop(pipe.watch().get());
-}
-
-bool Process::any_held_back() const noexcept { return out_.held() || err_.held(); }
 
 // Once the main process has exited or sup is ending it, every pipe is
 // drained at full speed, read or not.
 void Process::lift_backpressure() {
-  // Also what a tee's slow host fd holds back.
-  if (!backpressure_.lift()) return;
-  for (OutputStream* pipe : {&out_, &err_}) {
-    // A pipe its reader reads itself is the loop's again, and watched.
-    const bool was_lent = pipe->take_back(/*lapse=*/false);
-    if (!pipe->held() && !was_lent) continue;
-    pipe->set_tee_held(false);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pipe->set_held(false);
-    }
+  const std::array<bool, 2> rewatch = streams_.lift();
+  for (int i = 0; i < 2; ++i) {
+    OutputStream& pipe = i == 0 ? streams_.out() : streams_.err();
     // No watch was made for a pipe its reader took before the loop started
     // the child, if start() failed to make one: that child is ended
     // unwatched (end_unwatched).
-    if (!pipe->open() || !pipe->watch()) continue;
+    if (!rewatch[i] || !pipe.open() || !pipe.watch()) continue;
     try {
-      watch_pipe(*pipe, /*probe=*/true);
+      watch_pipe(pipe, /*probe=*/true);
     } catch (...) {
       // Called from inside the escalation and the exit's handling: the
       // child is ended (as one that cannot be watched is) from the loop's
@@ -336,13 +306,8 @@ void Process::lift_backpressure() {
 
 void Process::resume_held_back() {
   bool resumed = false;
-  for (OutputStream* pipe : {&out_, &err_}) {
-    if (!pipe->held() || pipe->tee_held()) continue;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!backpressure_.may_resume(pipe->unread())) continue;
-      pipe->set_held(false);
-    }
+  for (OutputStream* pipe : streams_.both()) {
+    if (!streams_.resume(*pipe)) continue;
     try {
       watch_pipe(*pipe, /*probe=*/true);
     } catch (...) {

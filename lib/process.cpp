@@ -18,22 +18,12 @@
 namespace sup {
 namespace {
 
-// How many unread bytes a held-back stream can have: the window, plus one
-// read that may land just before the check, plus what a pipe holds when the
-// main process has exited and sup drains it regardless (escalation.cpp).
-uint64_t unread_limit(uint64_t backpressure_bytes, const Engine& engine) {
-  return backpressure_bytes == 0 ? 0 : backpressure_bytes + 4 * engine.read_buffer_size();
-}
-
 // A descriptor the handle makes on demand (eventfd) could not be made: the
 // host is out of descriptors (its own table or the system's), or of kernel
 // memory. Only the codes the header lists for these calls.
 int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
 
 }  // namespace
-
-// "max_output_bytes": null reaches the captures as their own keep-all limit.
-static_assert(kKeepAllOutput == Capture::kKeepAll);
 
 // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
 // duration_ms count from, so that none is late by what comes before the
@@ -43,10 +33,8 @@ static_assert(kKeepAllOutput == Capture::kKeepAll);
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
     : engine_(engine),
       fork_generation_(Engine::fork_generation()),
-      backpressure_(spec.backpressure_bytes),
       called_at_(called_at),
-      out_(SUP_STDOUT, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
-      err_(SUP_STDERR, spec.max_output_bytes, unread_limit(spec.backpressure_bytes, engine)),
+      streams_(spec, engine.read_buffer_size(), mu_, changed_),
       deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
                  spec.max_runtime_ms * kNanosPerMs, called_at),
       escalation_(spec.grace_ms * kNanosPerMs, spec.interrupt_signal, spec.on_timeout, called_at),
@@ -55,13 +43,7 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
              spec.stdin_mode == StdinMode::data ? spec.stdin_data : std::string()) {
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
-  // room is reserved by escalation_.
-  // One terminal carries both streams: read as stdout, stderr empty.
-  out_.set_route(spec.pty ? "pty" : route_name(spec.stdout_route),
-                 spec.stdout_route == Route::tee ? TeeSink::open(1) : nullptr);
-  err_.set_route(spec.pty ? "pty" : route_name(spec.stderr_route),
-                 spec.stderr_route == Route::tee ? TeeSink::open(2) : nullptr);
-  if (spec.pty) out_.set_terminal();
+  // room is reserved by escalation_, the tee's by streams_.
 }
 
 Process::~Process() {
@@ -109,7 +91,7 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
   // stamp output it reads late and could find the first-output deadline
   // past. Far off, the loop starts well before it.
   constexpr Nanos kDeadlineMargin = 2'000'000;
-  if (input_.feeding() || host_terminal_.lent() || out_.tee() || err_.tee() || backpressure_.configured() ||
+  if (input_.feeding() || host_terminal_.lent() || streams_.any_tee() || streams_.backpressure().configured() ||
       requests_.pending())
     return now;
   const Nanos deadline = next_deadline();
@@ -139,7 +121,7 @@ int Process::request(unsigned bits, Nanos wake_by) noexcept {
 }
 
 int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
-  OutputStream& pipe = pipe_for(stream);
+  OutputStream& pipe = streams_.of(stream);
   bool resume = false;
   bool caught_up = false;
   size_t n;
@@ -151,7 +133,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     if (*pos > capture.total()) return SUP_EINVAL;
     if (capture.lent() && cap > 0 && *pos < capture.total()) {
       try {
-        bring_back_kept(pipe);
+        streams_.bring_back(pipe, result_.text());
       } catch (const std::bad_alloc&) {
         return SUP_ENOMEM;
       }
@@ -160,7 +142,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     if (n > 0) pipe.note_read(now_ns());
     caught_up = n == 0 && *pos == capture.total();
     pipe.reader_at(*pos);
-    resume = pipe.held() && backpressure_.may_resume(pipe.unread());
+    resume = pipe.held() && streams_.backpressure().may_resume(pipe.unread());
     pipe.clear_ready_if_caught_up(is_final());
   }
   if (resume && !is_final()) request(kResume);
@@ -176,7 +158,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
 }
 
 int Process::output_fd(int stream) {
-  OutputStream& pipe = pipe_for(stream);
+  OutputStream& pipe = streams_.of(stream);
   // work_mu_ first: whether the reader may take the pipe is the loop's state.
   std::lock_guard<std::mutex> work(work_mu_);
   std::lock_guard<std::mutex> lock(mu_);
@@ -190,7 +172,7 @@ int Process::output_fd(int stream) {
 
 uint64_t Process::output_total(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  return pipe_for(stream).capture().total();
+  return streams_.of(stream).capture().total();
 }
 
 int Process::event_fd() {
@@ -207,37 +189,18 @@ int Process::event_fd() {
 
 uint64_t Process::omitted_bytes(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  return pipe_for(stream).capture().omitted();
-}
-
-void Process::flatten_kept() {
-  // The loop flattens after publishing, which a caller asking at once can
-  // overtake: it would then copy the kept bytes instead (16 MiB, 15 ms at
-  // the default limit). Once final nothing is appended, so whichever thread
-  // comes first flattens, under mu_.
-  if (!is_final()) return;
-  out_.capture().flatten();
-  err_.capture().flatten();
+  return streams_.of(stream).capture().omitted();
 }
 
 std::string_view Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  flatten_kept();
-  OutputStream& pipe = pipe_for(stream);
-  bring_back_kept(pipe);
-  Capture& capture = pipe.capture();
-  if (auto flat = capture.flat()) {
-    capture.hand_out();
-    return *flat;
-  }
-  auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
-  if (!kept) kept = capture.kept();
-  return *kept;
+  streams_.flatten(is_final());
+  return streams_.kept(stream, result_.text());
 }
 
 const std::string& Process::result_json() {
   std::lock_guard<std::mutex> lock(mu_);
-  flatten_kept();
+  streams_.flatten(is_final());
   if (!result_.has_text()) build_result_json();
   return result_.text();
 }
@@ -288,7 +251,7 @@ void Process::abandon() noexcept {
   input_.feed_watch().forget();
   // The parent's cgroup is the parent's to end and remove.
   containment_.disown();
-  for (OutputStream* pipe : {&out_, &err_}) {
+  for (OutputStream* pipe : streams_.both()) {
     pipe->watch().forget();
     pipe->tee_watch().forget();
   }

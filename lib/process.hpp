@@ -1,11 +1,11 @@
 // One supervised child, composed of parts that own their state: the main
-// process (main_process.hpp), its output streams (output_stream.hpp), the
+// process (main_process.hpp), its output streams (streams.hpp), the
 // clock (deadlines.hpp), the escalation (escalation_state.hpp) and what
 // callers send without the loop (caller_signals.hpp), what they ask of it
-// (loop_requests.hpp), backpressure (backpressure.hpp), containment
-// (containment.hpp), the host's terminal (foreground.hpp), the child's stdin
-// (child_input.hpp), waiting for input (input_wait.hpp), confinement
-// (confine.hpp) and the result (result_builder.hpp). The loop thread drives
+// (loop_requests.hpp), containment (containment.hpp), the host's terminal
+// (foreground.hpp), the child's stdin (child_input.hpp), waiting for input
+// (input_wait.hpp), confinement (confine.hpp) and the result
+// (result_builder.hpp). The loop thread drives
 // it (output.cpp reads the pipes, escalation.cpp arms the deadline and sends
 // the signals, result.cpp gathers the end from the parts and publishes it);
 // API threads read its shared state under mu_ or latch requests through
@@ -28,7 +28,6 @@
 #include <string>
 #include <vector>
 
-#include "backpressure.hpp"
 #include "caller_drivers.hpp"
 #include "caller_signals.hpp"
 #include "capture.hpp"
@@ -48,6 +47,7 @@
 #include "result_builder.hpp"
 #include "routing.hpp"
 #include "spec.hpp"
+#include "streams.hpp"
 #include "unique_fd.hpp"
 #include "uv_handle.hpp"
 
@@ -204,11 +204,8 @@ class Process {
   bool read_pipe(OutputStream& pipe, char* buf, size_t cap, int max_reads, bool until_empty);
   bool drain_pipe(OutputStream& pipe);  // true at EOF
   void close_pipe(OutputStream& pipe);
-  void hold_back_if_needed(OutputStream& pipe);
   void resume_held_back();
   void lift_backpressure();
-  bool any_held_back() const noexcept;
-  Nanos held_back_read() const noexcept;
   void feed_stdin();
   void on_stdin_writable();
   void close_stdin() noexcept { input_.end_feed(); }
@@ -228,7 +225,6 @@ class Process {
   void offer_direct(OutputStream& pipe) noexcept;
   bool take_lease(OutputStream& pipe) noexcept;
   bool retake_lease(OutputStream& pipe);
-  bool any_direct() const noexcept { return out_.lent() || err_.lent(); }
   void sync_reader_watches();
 
   // ---- Waiting for input (input_watch.cpp) -------------------------------
@@ -273,7 +269,6 @@ class Process {
   int signal_tree(int sig, int then_sig, bool group_signalled) noexcept;  // async-signal-safe
 
   // ---- The end (result.cpp) ----------------------------------------------
-  void flatten_kept();  // once final, under mu_
   void maybe_finish();
   void finish();  // publish_final, then tear_down
   void publish_final();
@@ -281,9 +276,6 @@ class Process {
   void reap() noexcept;
   void publish(Result&& result);
   void build_result_json();
-  void bring_back_kept(OutputStream& pipe);  // may throw std::bad_alloc
-
-  OutputStream& pipe_for(int stream) noexcept { return stream == 1 ? out_ : err_; }
 
   // Each part says at its type who may touch what, under which lock; the
   // comments here say which of Process's locks that is.
@@ -292,7 +284,6 @@ class Process {
   const unsigned fork_generation_;
   std::atomic<int> pins_{0};
   std::atomic<bool> released_{false};
-  Backpressure backpressure_;  // settings immutable; the lift under work_mu_
   const Nanos called_at_;      // when sup_spawn was called
   MainProcess main_;           // pid immutable; pidfd retired under mu_; status under work_mu_
 
@@ -313,15 +304,11 @@ class Process {
   std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;
-  int waiters_ = 0;  // threads in wait_output; output appends notify only then
-  OutputStream out_;  // capture, holder, ready fd under mu_; the pipe under work_mu_
-  OutputStream err_;
+  Streams streams_;  // as streams.hpp says, with this mu_
   ResultBuilder result_;  // written once under mu_ before published_, then immutable
   UniqueFd event_fd_;     // under mu_
-  std::optional<std::string> kept_[2];    // under mu_: the kept bytes copied out
   Containment containment_;               // set before the spawn, the end under work_mu_
   std::unique_ptr<Confinement> confine_;  // set before the spawn; remove_tmp at release
-  KeptInText kept_in_text_[2];            // under mu_: where the kept bytes went in the text
   Deadlines deadlines_;                   // under work_mu_
   EscalationState escalation_;  // under work_mu_; what callers send waits in signals_
   HostTerminal host_terminal_;  // set before the spawn, then under work_mu_

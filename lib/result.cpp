@@ -15,7 +15,7 @@
 namespace sup {
 
 void Process::maybe_finish() {
-  if (lifecycle_ == Lifecycle::draining && !out_.open() && !err_.open()) finish_after_copies();
+  if (lifecycle_ == Lifecycle::draining && !streams_.any_open()) finish_after_copies();
 }
 
 // publish_final, then tear_down.
@@ -95,13 +95,13 @@ void Process::tear_down() noexcept {
   exit_watch_.close();
   engine_.clear_deadline(*this);
   engine_.drop_lease(*this);
-  close_pipe(out_);
-  close_pipe(err_);
+  close_pipe(streams_.out());
+  close_pipe(streams_.err());
   close_stdin();
   close_tees();
   std::lock_guard<std::mutex> lock(mu_);
   drivers_.retire(main_.pidfd_slot());
-  flatten_kept();
+  streams_.flatten(is_final());
 }
 
 // Every loop-thread entry (the engine's calls above, the watches'
@@ -126,8 +126,7 @@ void Process::publish(Result&& r) {
     result_.set(std::move(r));
     published_.store(true, std::memory_order_release);
     if (event_fd_.valid()) set_readable(event_fd_.get());
-    out_.signal_ready(/*final=*/true);
-    err_.signal_ready(/*final=*/true);
+    streams_.signal_final();
   }
   changed_.notify_all();
 }
@@ -146,7 +145,7 @@ void Process::shutdown() {
     lifecycle_ = Lifecycle::draining;
   }
   constexpr int kLastReads = 16;
-  for (OutputStream* pipe : {&out_, &err_})
+  for (OutputStream* pipe : streams_.both())
     if (pipe->open()) read_pipe(*pipe, kLastReads);
   finish();
 }
@@ -165,41 +164,18 @@ void Process::build_result_json() {
   auto tee_error = [](const OutputStream& pipe) -> const char* {
     return pipe.tee_errno() != 0 ? strerrorname_np(pipe.tee_errno()) : nullptr;
   };
-  StreamJson out_json(out_.capture(), out_.routed(), tee_error(out_));
-  StreamJson err_json(err_.capture(), err_.routed(), tee_error(err_));
+  OutputStream& out = streams_.out();
+  OutputStream& err = streams_.err();
+  StreamJson out_json(out.capture(), out.routed(), tee_error(out));
+  StreamJson err_json(err.capture(), err.routed(), tee_error(err));
   std::string j;
   j.reserve(head.size() + out_json.length() + std::strlen(between) + err_json.length() + rest.size());
-  // A large stream whose text gives its bytes back exactly moves into the
-  // text instead of being copied: its buffer is freed page by page as it is
-  // read, and the bytes exist once, as text, until a reader asks for them
-  // again (bring_back_kept). Not once a caller holds them
-  // (sup_result_output), nor for the few KiB of most results.
-  constexpr size_t kMoveFrom = 1 << 20;
-  auto append_stream = [&](OutputStream& pipe, StreamJson& text) {
-    Capture& c = pipe.capture();
-    size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;
-    if (c.lendable() && text.lossless() && c.kept_size() >= kMoveFrom) {
-      MallocBuffer lent = c.lend_flat();
-      text.append_moving(j, lent.get());
-      kept_in_text_[at] = text.where();
-    } else {
-      text.append(j);
-    }
-  };
   j += head;
-  append_stream(out_, out_json);
+  streams_.append_json(j, out, out_json);
   j += between;
-  append_stream(err_, err_json);
+  streams_.append_json(j, err, err_json);
   j += rest;
   result_.set_text(std::move(j));
-}
-
-// Kept bytes that moved into the result's text are rebuilt from it, for a
-// reader that asks for them after all. May throw std::bad_alloc.
-void Process::bring_back_kept(OutputStream& pipe) {
-  if (!pipe.capture().lent()) return;
-  size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;
-  pipe.capture().return_flat(kept_in_text_[at].bytes(result_.text(), pipe.capture().kept_size()));
 }
 
 }  // namespace sup

@@ -219,7 +219,8 @@ void Process::on_tee_ready(uv_poll_t* handle, int status, int) {
   auto* self = static_cast<Process*>(handle->data);
   std::lock_guard<std::mutex> work(self->work_mu_);
   if (self->final_on_loop()) return;
-  self->tee_writable(handle == self->out_.tee_watch().get() ? self->out_ : self->err_, status);
+  Streams& streams = self->streams_;
+  self->tee_writable(handle == streams.out().tee_watch().get() ? streams.out() : streams.err(), status);
 }
 
 void Process::tee_copy(OutputStream& pipe, const char* data, size_t len) {
@@ -246,17 +247,7 @@ void Process::tee_copy(OutputStream& pipe, const char* data, size_t len) {
     tee.give_up();
     return;
   }
-  // The host's fd is slower than the child: the child is made to wait, as
-  // it would writing to that fd itself.
-  if (tee.pending() > TeeSink::kHoldBack && !pipe.held() && !backpressure_.lifted() &&
-      lifecycle_ == Lifecycle::running) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pipe.set_held(true);
-    }
-    pipe.set_tee_held(true);
-    uv_poll_stop(pipe.watch().get());
-  }
+  streams_.hold_for_tee(pipe, /*ending=*/lifecycle_ != Lifecycle::running);
 }
 
 void Process::tee_writable(OutputStream& pipe, int status) {
@@ -279,13 +270,8 @@ void Process::tee_writable(OutputStream& pipe, int status) {
     }
   }
   if (pipe.tee_held() && tee.pending() <= TeeSink::kHoldBack / 2) {
-    pipe.set_tee_held(false);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      // Still over the backpressure window: resume_held_back's to resume.
-      if (backpressure_.applies() && !backpressure_.may_resume(pipe.unread())) return;
-      pipe.set_held(false);
-    }
+    // Still over the backpressure window: resume_held_back's to resume.
+    if (!streams_.release_tee_hold(pipe)) return;
     if (pipe.open()) {
       try {
         watch_pipe(pipe, /*probe=*/true);
@@ -311,7 +297,7 @@ void Process::tee_writable(OutputStream& pipe, int status) {
 bool Process::copies_pending() const noexcept {
   // After sup_abort or sup_release nothing waits for the host's fd.
   if (escalation_.cause() == Cause::aborted) return false;
-  for (const OutputStream* pipe : {&out_, &err_})
+  for (const OutputStream* pipe : streams_.both())
     if (pipe->copies_pending()) return true;
   return false;
 }
@@ -325,14 +311,14 @@ void Process::finish_after_copies() {
   // The pidfd stays readable and the pipes are at EOF: only the copies'
   // watches are left.
   exit_watch_.close();
-  close_pipe(out_);
-  close_pipe(err_);
+  close_pipe(streams_.out());
+  close_pipe(streams_.err());
   escalation_.copies_wait_from(now_ns());
   arm_deadline();
 }
 
 void Process::close_tees() noexcept {
-  for (OutputStream* pipe : {&out_, &err_}) pipe->close_tee();
+  for (OutputStream* pipe : streams_.both()) pipe->close_tee();
 }
 
 }  // namespace sup

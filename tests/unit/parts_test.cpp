@@ -16,9 +16,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -31,6 +35,8 @@
 #include "proc_tree.hpp"
 #include "loop_requests.hpp"
 #include "result_builder.hpp"
+#include "spec.hpp"
+#include "streams.hpp"
 #include "terminal.hpp"
 #include "unique_fd.hpp"
 
@@ -475,6 +481,116 @@ TEST(Backpressure, LiftedOnceForGood) {
   EXPECT_TRUE(b.lifted());
   EXPECT_FALSE(b.applies());
   EXPECT_TRUE(b.configured());  // the spec said so; the reader's pace no longer matters
+}
+
+// Streams without a loop: nothing is watched, so holding back only marks.
+struct TwoStreams {
+  explicit TwoStreams(uint64_t window) {
+    spec.backpressure_bytes = window;
+    streams.emplace(spec, 64 * 1024, mu, changed);
+  }
+  sup::Spec spec;
+  std::mutex mu;
+  std::condition_variable changed;
+  std::optional<sup::Streams> streams;
+};
+
+TEST(Streams, WhatIsReadIsKeptAndWakesAThreadWaitingForIt) {
+  TwoStreams t(0);
+  sup::Streams& s = *t.streams;
+  bool waiting = false;
+  bool woken = false;
+  std::thread waiter([&] {
+    std::unique_lock<std::mutex> lock(t.mu);
+    s.add_waiter();
+    waiting = true;
+    woken = t.changed.wait_for(lock, std::chrono::seconds(10), [&] { return s.err().capture().total() > 0; });
+    s.remove_waiter();
+  });
+  // Kept once the waiter waits (it set `waiting` under the lock it waits on).
+  while (true) {
+    std::lock_guard<std::mutex> lock(t.mu);
+    if (waiting) break;
+  }
+  s.keep(s.err(), "late", 4);
+  waiter.join();
+  EXPECT_TRUE(woken);
+  s.keep(s.out(), "abc", 3);
+  EXPECT_EQ(s.out().capture().total(), 3u);
+  EXPECT_EQ(s.total_read(), 7u);
+  EXPECT_EQ(&s.of(SUP_STDOUT), &s.out());
+  EXPECT_EQ(&s.of(SUP_STDERR), &s.err());
+  EXPECT_EQ(&s.other(s.out()), &s.err());
+}
+
+TEST(Streams, HeldOverTheWindowAndFreedWhenItsReaderReadsHalfOfIt) {
+  TwoStreams t(100);
+  sup::Streams& s = *t.streams;
+  const std::string bytes(101, 'x');
+  s.keep(s.out(), bytes.data(), 100);
+  s.hold_back_if_needed(s.out());
+  EXPECT_FALSE(s.any_held());  // the window itself is not over it
+  s.keep(s.out(), bytes.data(), 1);
+  s.hold_back_if_needed(s.out());
+  EXPECT_TRUE(s.out().held());
+  EXPECT_FALSE(s.err().held());
+  // The reader's reads while held count as activity for the idle clock.
+  EXPECT_EQ(s.held_back_read(), 0);
+  s.out().note_read(42);
+  EXPECT_EQ(s.held_back_read(), 42);
+  s.out().reader_at(50);  // 51 unread: more than half the window
+  EXPECT_FALSE(s.resume(s.out()));
+  s.out().reader_at(51);
+  EXPECT_TRUE(s.resume(s.out()));
+  EXPECT_FALSE(s.any_held());
+  EXPECT_EQ(s.held_back_read(), 0);
+  EXPECT_FALSE(s.resume(s.err()));  // never held
+}
+
+TEST(Streams, ALiftFreesEveryStreamForGoodAndSaysWhichToWatchAgain) {
+  TwoStreams t(10);
+  sup::Streams& s = *t.streams;
+  s.keep(s.err(), "0123456789ab", 12);
+  s.hold_back_if_needed(s.err());
+  ASSERT_TRUE(s.err().held());
+  const std::array<bool, 2> rewatch = s.lift();
+  EXPECT_FALSE(rewatch[0]);
+  EXPECT_TRUE(rewatch[1]);
+  EXPECT_FALSE(s.any_held());
+  EXPECT_TRUE(s.backpressure().lifted());
+  // Lifted: nothing is held any more, and a second lift has nothing to do.
+  s.keep(s.err(), "0123456789ab", 12);
+  s.hold_back_if_needed(s.err());
+  EXPECT_FALSE(s.err().held());
+  EXPECT_EQ(s.lift(), (std::array<bool, 2>{false, false}));
+}
+
+TEST(Streams, ClosingAPipeHandsOverItsDescriptorAndFreesIt) {
+  TwoStreams t(1);
+  sup::Streams& s = *t.streams;
+  Pipe p;
+  s.out().attach(std::move(p.read_end));
+  ASSERT_TRUE(s.any_open());
+  s.keep(s.out(), "ab", 2);
+  s.hold_back_if_needed(s.out());
+  ASSERT_TRUE(s.out().held());
+  sup::UniqueFd fd = s.close(s.out());
+  EXPECT_TRUE(fd.valid());
+  EXPECT_FALSE(s.any_open());
+  EXPECT_FALSE(s.out().held());
+}
+
+TEST(Streams, TheKeptBytesAreHandedOutAsRead) {
+  TwoStreams t(0);
+  sup::Streams& s = *t.streams;
+  s.keep(s.out(), "hello ", 6);
+  s.keep(s.out(), "world", 5);
+  std::lock_guard<std::mutex> lock(t.mu);
+  s.flatten(/*final=*/false);  // not final: more may come, nothing moves
+  EXPECT_EQ(s.kept(SUP_STDOUT, std::string()), "hello world");
+  EXPECT_EQ(s.kept(SUP_STDERR, std::string()), "");
+  s.flatten(/*final=*/true);
+  EXPECT_EQ(s.kept(SUP_STDOUT, std::string()), "hello world");
 }
 
 // A child for the look below, asleep in pause() or in a read of fd;

@@ -1,0 +1,3 @@
+//go:build sup_bundled
+
+#include "../../lib/streams.cpp"
