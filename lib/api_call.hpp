@@ -11,7 +11,7 @@
 // boundary.
 namespace sup {
 
-// Holds a handle for the length of one call (see Process::pin). rc() is the
+// Holds a handle for the length of one call (handle_pins.hpp). rc() is the
 // code to return when there is no usable process: SUP_EINVAL for NULL or a
 // bad handle, SUP_ECHILD for one inherited through fork(), SUP_ECANCELED once
 // released.
@@ -19,19 +19,19 @@ class Call {
  public:
   explicit Call(sup_proc* p) noexcept {
     auto* proc = reinterpret_cast<Process*>(p);
-    if (proc == nullptr || !proc->valid()) return;
+    if (proc == nullptr || !proc->handle().valid()) return;
     if (proc->forked_away()) {
       rc_ = SUP_ECHILD;
       return;
     }
-    if (!proc->pin()) {
+    if (!proc->handle().pin()) {
       rc_ = SUP_ECANCELED;
       return;
     }
     proc_ = proc;
   }
   ~Call() {
-    if (proc_ != nullptr) proc_->unpin();
+    if (proc_ != nullptr) proc_->handle().unpin();
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;

@@ -140,15 +140,17 @@ int spawn(const char* spec_json, sup_proc** out) {
   }
   plan.fds = sup::ChildFdPlan(fds.stdio.fd, child_fds);
 
-  auto proc = std::make_unique<Process>(engine, spec, called_at);
-  proc->set_stdin_file(stdin_file);
-  proc->set_containment(std::move(cgroup), std::move(contain_fallback));
-  if (confine) proc->set_confinement(confine->take());
-  proc->set_foreground(grant);
+  sup::ChildSetup setup;
+  setup.stdin_file = stdin_file;
+  setup.cgroup = std::move(cgroup);
+  setup.contain_fallback = std::move(contain_fallback);
+  if (confine) setup.confinement = confine->take();
+  setup.foreground = grant;
   // A pipe for the host to write stays with the API side; data is fed by
   // the loop.
-  if (spec.stdin_mode == sup::StdinMode::pipe) proc->set_input(std::move(fds.stdin_write));
-  if (spec.pty) proc->set_input(std::move(terminal_input));
+  if (spec.stdin_mode == sup::StdinMode::pipe) setup.input = std::move(fds.stdin_write);
+  if (spec.pty) setup.input = std::move(terminal_input);
+  auto proc = std::make_unique<Process>(engine, spec, called_at, std::move(setup));
   *out = reinterpret_cast<sup_proc*>(engine.spawn(std::move(proc), plan, std::move(fds)));
   return 0;
 }
@@ -189,7 +191,7 @@ SUP_API int sup_spawn(const char* spec_json, sup_proc** out) { return sup_spawn_
 
 SUP_API void sup_release(sup_proc* p) {
   auto* proc = reinterpret_cast<Process*>(p);
-  if (proc == nullptr || !proc->valid()) return;
+  if (proc == nullptr || !proc->handle().valid()) return;
   // Inherited through fork(), it only has memory to free (Engine::dispose).
   if (!proc->forked_away()) {
     try {

@@ -45,14 +45,14 @@ int Process::wait_final(int timeout_ms) {
   // Released is asked first everywhere: release's own kill makes the result
   // final while waiters still wait, and a waiter told 1 would read a result
   // whose memory is about to go.
-  if (released()) return SUP_ECANCELED;
+  if (handle_.released()) return SUP_ECANCELED;
   if (is_final()) return 1;
   // A caller that only looks leaves the child to the loop.
   if (timeout_ms == 0) need_loop();
   if (timeout_ms != 0) timeout_ms = wait_leader_exit(timeout_ms);
   std::unique_lock<std::mutex> lock(mu_);
-  wait_until(changed_, lock, timeout_ms, [this] { return is_final() || released(); });
-  if (released()) return SUP_ECANCELED;
+  wait_until(changed_, lock, timeout_ms, [this] { return is_final() || handle_.released(); });
+  if (handle_.released()) return SUP_ECANCELED;
   return is_final() ? 1 : 0;
 }
 
@@ -79,8 +79,8 @@ int Process::wait_leader_exit(int timeout_ms) {
   // Exited, and the loop is at it: the result is microseconds away, unless
   // something the main process left holds the pipes; then, after
   // CallerDrivers::kAwakeWait, the condition variable.
-  if (loop_finishes && !is_final() && !released())
-    now = yield_until(now, CallerDrivers::kAwakeWait, [this] { return is_final() || released(); });
+  if (loop_finishes && !is_final() && !handle_.released())
+    now = yield_until(now, CallerDrivers::kAwakeWait, [this] { return is_final() || handle_.released(); });
   drivers_.exit_waiter_leaves();
   return ms_left(timeout_ms, start, now);
 }
@@ -156,11 +156,11 @@ bool Process::drive_to_exit(int timeout_ms, Nanos start) {
           watched[i].fd = -1;
       }
     }
-    if (!running || is_final() || released()) break;
+    if (!running || is_final() || handle_.released()) break;
   }
   // Finished before leaving: the loop, woken as this thread leaves, then
   // only closes what is left.
-  const bool finished = exited && !is_final() && !released() && finish_from_caller();
+  const bool finished = exited && !is_final() && !handle_.released() && finish_from_caller();
   {
     std::lock_guard<std::mutex> work(work_mu_);
     // The last driver out: the loop watches again (or, if a result is
@@ -185,7 +185,7 @@ bool Process::wait_on_pidfd(int timeout_ms) {
     std::lock_guard<std::mutex> lock(mu_);
     // Not final, so finish() has not closed the pidfd (it does so under
     // mu_): the duplicate is of our main process's.
-    if (is_final() || released() || !main_.has_pidfd()) return false;
+    if (is_final() || handle_.released() || !main_.has_pidfd()) return false;
     fd = fcntl(main_.pidfd(), F_DUPFD_CLOEXEC, 3);
   }
   if (fd < 0) return false;  // out of fds: the condition variable alone
@@ -194,7 +194,7 @@ bool Process::wait_on_pidfd(int timeout_ms) {
   while ((rc = poll(&exited, 1, timeout_ms)) < 0 && errno == EINTR) {
   }
   close(fd);
-  return rc > 0 && !is_final() && !released() && !finish_from_caller();
+  return rc > 0 && !is_final() && !handle_.released() && !finish_from_caller();
 }
 
 int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
@@ -207,10 +207,10 @@ int Process::wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
   streams_.add_waiter();
   bool ready = wait_until(changed_, lock, timeout_ms, [&] {
-    return is_final() || released() || out.capture().total() > out_pos || err.capture().total() > err_pos;
+    return is_final() || handle_.released() || out.capture().total() > out_pos || err.capture().total() > err_pos;
   });
   streams_.remove_waiter();
-  if (released()) return SUP_ECANCELED;  // even if final: see wait_final
+  if (handle_.released()) return SUP_ECANCELED;  // even if final: see wait_final
   return ready ? 1 : 0;
 }
 

@@ -7,9 +7,9 @@
 
 namespace sup {
 
-// Spawner (or caller's) thread, right after the clone, before anything
-// else sees the process: "auto" ran the child in group mode after all, the
-// kernel having refused it its cgroup.
+// Spawner (or caller's) thread, right after the clone (adopt_child),
+// before anything else sees the process: "auto" ran the child in group
+// mode after all, the kernel having refused it its cgroup.
 void Process::fall_back_to_group(std::string why) noexcept {
   if (confine_) confine_->fall_back_to_group(why);
   containment_.fall_back_to_group(std::move(why));

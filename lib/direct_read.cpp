@@ -25,7 +25,7 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   if (handle == nullptr || reinterpret_cast<uintptr_t>(handle) % alignof(Process) != 0) return;
   const auto* self = static_cast<const Process*>(handle);
   const OutputStream& pipe = stream == SUP_STDERR ? self->streams_.err() : self->streams_.out();
-  for (const void* at : {static_cast<const void*>(&self->pins_), static_cast<const void*>(&self->work_mu_),
+  for (const void* at : {self->handle_.pins_at(), static_cast<const void*>(&self->work_mu_),
                          static_cast<const void*>(&self->deadlines_), static_cast<const void*>(&self->published_),
                          static_cast<const void*>(&self->mu_), self->streams_.waiters_at()})
     __builtin_prefetch(at, 1);

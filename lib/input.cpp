@@ -34,14 +34,14 @@ int Process::input_wait(int timeout_ms) {
   constexpr int kSliceMs = 1000;
   int left = timeout_ms;
   for (;;) {
-    if (released()) return SUP_ECANCELED;
+    if (handle_.released()) return SUP_ECANCELED;
     if (input_.fd() < 0) return 1;  // a write now fails at once
     int slice = left < 0 || left > kSliceMs ? kSliceMs : left;
     int rc = poll(fds, 2, slice);
     // With two descriptors, poll fails only for want of kernel memory.
     if (rc < 0 && errno != EINTR) return SUP_ENOMEM;
     // Even if final: release's own kill makes it so (see wait_final).
-    if (released()) return SUP_ECANCELED;
+    if (handle_.released()) return SUP_ECANCELED;
     if (rc > 0) return 1;
     if (left >= 0) {
       left -= slice;

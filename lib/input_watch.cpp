@@ -12,19 +12,14 @@
 
 namespace sup {
 
-// Bytes read from both streams so far (mu_ taken unless on the loop).
-uint64_t Process::output_seen() noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
-  return streams_.total_read();
-}
-
 int Process::input_wanted() {
   if (is_final()) return SUP_ESRCH;
   // From now on the loop looks too, whenever output goes quiet, so that
   // the next call has a look to compare with and the result can say.
   if (input_wait_.ask()) request(kRearm);
   const int cgroup_dir = containment_.cgroup_dir();
-  int verdict = input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, output_seen(), /*blocking=*/true);
+  int verdict =
+      input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, streams_.total_read(), /*blocking=*/true);
   // A reader seen for the first time: asleep now, but it may be fed the
   // next instant. Whether it stays asleep takes a second look.
   if (verdict == 0) {
@@ -32,7 +27,9 @@ int Process::input_wanted() {
     if (wait > 0) {
       const timespec pause{0, static_cast<long>(wait)};
       nanosleep(&pause, nullptr);
-      if (!is_final()) verdict = input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, output_seen(), /*blocking=*/true);
+      if (!is_final())
+        verdict =
+            input_wait_.look(engine_.group_index(), main_.pid(), cgroup_dir, streams_.total_read(), /*blocking=*/true);
     }
   }
   // Final meanwhile: the pid looked at may already be another's.
@@ -58,13 +55,14 @@ void Process::look_for_input(Nanos now) {
   // Nothing in the tree ran since the last whole look: nothing was written
   // to the pipes since either, and the verdict stands.
   if (due >= input_wait_.look_due(deadlines_.last_activity()) &&
-      input_wait_.look_if_still(output_seen()) == InputWait::kWholeLook) {
+      input_wait_.look_if_still(streams_.total_read()) == InputWait::kWholeLook) {
     // Bytes already in a pipe are output, even if the loop has not read them.
     for (OutputStream* pipe : streams_.both())
       if (pipe->open() && !pipe->lent() && !read_pipe(*pipe, 1)) close_pipe(*pipe);
     if (ended()) return;
     if (now_ns() + Engine::kTimerLead >= input_wait_.look_due(deadlines_.last_activity()))
-      input_wait_.look(engine_.group_index(), main_.pid(), containment_.cgroup_dir(), output_seen(), /*blocking=*/false);
+      input_wait_.look(engine_.group_index(), main_.pid(), containment_.cgroup_dir(), streams_.total_read(),
+                       /*blocking=*/false);
   }
   if (input_wait_.timed_out(now_ns())) timed_out(TimeoutKind::input);
 }

@@ -185,7 +185,7 @@ bool Process::can_drive() const noexcept {
   // Nor with a tee: its copies are written on the loop thread, where every
   // signal is blocked (SIGPIPE) and no host thread waits on the host's fd.
   return lifecycle_ == Lifecycle::running && main_.pid() != 0 && main_.has_pidfd() && !host_terminal_.lent() &&
-         !streams_.backpressure().configured() && !streams_.any_tee() && !streams_.any_lent() && !released();
+         !streams_.backpressure().configured() && !streams_.any_tee() && !streams_.any_lent() && !handle_.released();
 }
 
 void Process::on_output_ready(OutputStream& pipe) {

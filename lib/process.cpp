@@ -30,9 +30,9 @@ int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMF
 // clone (the hand-off to the spawner, a wait behind another child's slow
 // chdir). The first idle period starts at the exec instead (launched()): a
 // child is not silent before it exists.
-Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
-    : engine_(engine),
-      fork_generation_(Engine::fork_generation()),
+Process::Process(Engine& engine, const Spec& spec, Nanos called_at, ChildSetup setup)
+    : handle_(Engine::fork_generation()),
+      engine_(engine),
       called_at_(called_at),
       streams_(spec, engine.read_buffer_size(), mu_, changed_),
       deadlines_(spec.idle_timeout_ms * kNanosPerMs, spec.first_output_timeout_ms * kNanosPerMs,
@@ -44,15 +44,16 @@ Process::Process(Engine& engine, const Spec& spec, Nanos called_at)
   // What the loop thread would otherwise allocate, made here, where running
   // out of memory is an error the caller gets (SUP_ENOMEM): the signals'
   // room is reserved by escalation_, the tee's by streams_.
+  input_wait_.set_stdin(setup.stdin_file);
+  input_.set_host_end(std::move(setup.input));
+  containment_.set(std::move(setup.cgroup), std::move(setup.contain_fallback));
+  confine_ = std::move(setup.confinement);
+  host_terminal_.set_grant(setup.foreground);
 }
 
-Process::~Process() {
-  // Only the loop thread frees a process (or the releasing thread once the
-  // engine is gone), after it became final: every handle is closed already.
-  magic_ = 0;
-}
-
-bool Process::forked_away() const noexcept { return fork_generation_ != Engine::fork_generation(); }
+// Only the loop thread frees a process (or the releasing thread once the
+// engine is gone), after it became final: every handle is closed already.
+Process::~Process() = default;
 
 // The one step from a clone to the process: the child has exec'd, and
 // this takes it over before the caller has the handle (its descriptors;
@@ -67,13 +68,14 @@ bool Process::forked_away() const noexcept { return fork_generation_ != Engine::
 // itself, and a short child is then done before the loop wakes at all.
 Nanos Process::adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) noexcept {
   if (!child.cgroup_refused.empty()) fall_back_to_group(std::move(child.cgroup_refused));
-  set_host_death(covered);
+  containment_.set_host_death(covered);
   fds.child_out.reset();
   fds.child_err.reset();
   fds.child_stdin.reset();
   if (fds.tty.valid() && !child.took_terminal) {
     fds.tty.reset();
-    set_foreground(ForegroundGrant{true, kLeftForeground});
+    // The child's last-moment refusal: "tty_foreground" as it went.
+    host_terminal_.set_grant(ForegroundGrant{true, kLeftForeground});
   }
   launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read), std::move(fds.err_read),
            std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
@@ -104,13 +106,6 @@ Nanos Process::loop_needed_by(Nanos now) const noexcept {
 // most one wake-up per process.
 void Process::need_loop() noexcept {
   if (requests_.ask_start()) engine_.wake_loop();
-}
-
-bool Process::pin() noexcept {
-  pins_.fetch_add(1);
-  if (!released_.load()) return true;
-  pins_.fetch_sub(1);
-  return false;
 }
 
 int Process::request(unsigned bits, Nanos wake_by) noexcept {
@@ -170,11 +165,6 @@ int Process::output_fd(int stream) {
   return pipe.reader_fd();
 }
 
-uint64_t Process::output_total(int stream) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return streams_.of(stream).capture().total();
-}
-
 int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!event_fd_.valid()) {
@@ -185,11 +175,6 @@ int Process::event_fd() {
     if (is_final()) set_readable(fd);
   }
   return event_fd_.get();
-}
-
-uint64_t Process::omitted_bytes(int stream) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return streams_.of(stream).capture().omitted();
 }
 
 std::string_view Process::kept_output(int stream) {
@@ -211,7 +196,7 @@ const std::string& Process::result_json() {
 void Process::release() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    released_.store(true);
+    handle_.release();
   }
   changed_.notify_all();
   if (!is_final()) {
@@ -233,9 +218,9 @@ void Process::release() {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [this] { return main_.reaped(); });
   }
-  // Calls still inside (woken above, or about to notice released_) leave
-  // within microseconds; none can begin any more.
-  while (pins_.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // Calls still inside (woken above, or about to notice it) leave within
+  // microseconds; none can begin any more.
+  handle_.wait_unpinned();
   input_.release();
   // The child's private "tmp" goes with its handle, on this thread: the
   // loop, which frees the process, is never held up by a large tree.

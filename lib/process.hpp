@@ -1,21 +1,21 @@
-// One supervised child, composed of parts that own their state: the main
-// process (main_process.hpp), its output streams (streams.hpp), the
-// clock (deadlines.hpp), the escalation (escalation_state.hpp) and what
-// callers send without the loop (caller_signals.hpp), what they ask of it
-// (loop_requests.hpp), containment (containment.hpp), the host's terminal
-// (foreground.hpp), the child's stdin (child_input.hpp), waiting for input
-// (input_wait.hpp), confinement (confine.hpp) and the result
-// (result_builder.hpp). The loop thread drives
-// it (output.cpp reads the pipes, escalation.cpp arms the deadline and sends
-// the signals, result.cpp gathers the end from the parts and publishes it);
-// API threads read its shared state under mu_ or latch requests through
-// atomics. A caller waiting in sup_poll watches the exit and reads the pipes
-// itself meanwhile, while the loop stands back (caller_wait.cpp,
-// caller_drivers.hpp), and finishes the process under work_mu_ when it sees
+// One supervised child, composed of parts that own their state: the handle
+// the API holds (handle_pins.hpp), the main process (main_process.hpp), its
+// output streams (streams.hpp), the clock (deadlines.hpp), the escalation
+// (escalation_state.hpp) and what callers send without the loop
+// (caller_signals.hpp), what they ask of it (loop_requests.hpp), the callers
+// driving it (caller_drivers.hpp), containment (containment.hpp), the host's
+// terminal (foreground.hpp), the child's stdin (child_input.hpp), waiting
+// for input (input_wait.hpp), confinement (confine.hpp) and the result
+// (result_builder.hpp); its life's stage is a Lifecycle (lifecycle.hpp).
+// The loop thread drives it (output.cpp reads the pipes, escalation.cpp
+// arms the deadline and sends the signals, result.cpp gathers the end from
+// the parts and publishes it); API threads read its shared state under mu_
+// or latch requests through atomics. A caller waiting in sup_poll watches
+// the exit and reads the pipes itself meanwhile, while the loop stands back
+// (caller_wait.cpp), and finishes the process under work_mu_ when it sees
 // the main process exit first.
 #pragma once
 
-#include <sys/resource.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -24,28 +24,26 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "caller_drivers.hpp"
 #include "caller_signals.hpp"
-#include "capture.hpp"
+#include "child_setup.hpp"
 #include "child_input.hpp"
 #include "clock.hpp"
 #include "confine.hpp"
 #include "containment.hpp"
 #include "deadlines.hpp"
-#include "escalation_state.hpp"
 #include "engine.hpp"
-#include "input_wait.hpp"
+#include "escalation_state.hpp"
 #include "foreground.hpp"
-#include "json_text.hpp"
+#include "handle_pins.hpp"
+#include "input_wait.hpp"
+#include "lifecycle.hpp"
 #include "loop_requests.hpp"
 #include "main_process.hpp"
 #include "output_stream.hpp"
 #include "result_builder.hpp"
-#include "routing.hpp"
 #include "spec.hpp"
 #include "streams.hpp"
 #include "unique_fd.hpp"
@@ -53,41 +51,20 @@
 
 namespace sup {
 
-// Where the main process is in its life, as the loop thread sees it.
-enum class Lifecycle {
-  running,   // main process alive
-  draining,  // main process exited; waiting for what it left to close the pipes
-  final,     // result published; immutable. The loop still owns the watches,
-             // the pipes and the zombie (a caller may have published).
-  closed,    // final, and torn down: reaped, everything closed (tear_down)
-};
-
-
-struct ResolvedStdio;
-
 class Process {
  public:
-  static constexpr uint32_t kMagic = 0x53555052;  // "SUPR"
-
   // called_at: when sup_spawn was called (process.cpp says why).
-  Process(Engine& engine, const Spec& spec, Nanos called_at);
+  Process(Engine& engine, const Spec& spec, Nanos called_at, ChildSetup setup);
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
 
   // ---- API threads ----------------------------------------------------
-  bool valid() const noexcept { return magic_ == kMagic; }
+  // The handle's validity and its pins (api_call.hpp).
+  HandlePins& handle() noexcept { return handle_; }
+  bool forked_away() const noexcept { return handle_.forked_away(Engine::fork_generation()); }
   // Prefetches what a read touches of a handle not yet validated.
   static void prefetch_for_read(const void* handle, int stream) noexcept;
-  // The handle was inherited through fork(): the engine behind it has no
-  // thread in this process.
-  bool forked_away() const noexcept;
-  // Every API call but release holds a pin for its length: release waits for
-  // the pins to go before the memory goes. Both async-signal-safe.
-  // pin() returns false (and holds nothing) once release has begun.
-  bool pin() noexcept;
-  void unpin() noexcept { pins_.fetch_sub(1); }
-  bool released() const noexcept { return released_.load(); }
   pid_t pid() const noexcept { return main_.pid(); }
   // For the loop to act on; at once, or by wake_by (monotonic ns) if not 0.
   // Async-signal-safe. Returns 1 if already final, else 0.
@@ -108,7 +85,7 @@ class Process {
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
   // Returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
-  uint64_t output_total(int stream);
+  uint64_t output_total(int stream) { return streams_.total(stream); }
   int event_fd();
   int output_fd(int stream);
   // "stdin": "pipe", or the terminal's master with "pty" (input.cpp,
@@ -119,31 +96,16 @@ class Process {
   int input_close();
   // sup_input_wanted (input_watch.cpp): 1, 0, or a code.
   int input_wanted();
-  // Before the spawn: the file the child's stdin is.
-  void set_stdin_file(const StdinFile& file) noexcept { input_wait_.set_stdin(file); }
   // sup_pty_resize (input.cpp).
   int pty_resize(int rows, int cols);
-  // Before the spawn, while nothing else can see the process.
-  void set_input(UniqueFd fd) noexcept { input_.set_host_end(std::move(fd)); }
-  // Before the spawn: the cgroup, or why "auto" fell back to group mode.
-  void set_containment(std::unique_ptr<ChildCgroup> cgroup, std::string fallback) noexcept {
-    containment_.set(std::move(cgroup), std::move(fallback));
-  }
-  // Before the spawn: "limits", "sandbox", "user" (confine.hpp).
-  void set_confinement(std::unique_ptr<Confinement> confinement) noexcept { confine_ = std::move(confinement); }
-  // At the clone: what the sentinel covers should the host die.
-  void set_host_death(HostDeath how) noexcept { containment_.set_host_death(how); }
+  // What the sentinel covers should the host die (set at the clone).
   HostDeath host_death() const noexcept { return containment_.host_death(); }
-  // Right after the clone: "auto" ran the child in group mode after all.
-  void fall_back_to_group(std::string why) noexcept;
-  // Before the spawn, and the child's last-moment refusal: "tty_foreground".
-  void set_foreground(ForegroundGrant grant) noexcept { host_terminal_.set_grant(grant); }
   bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_.record(); }
   const std::string& result_json();
   std::string_view kept_output(int stream);
-  uint64_t omitted_bytes(int stream);
+  uint64_t omitted_bytes(int stream) { return streams_.omitted(stream); }
   // sup_release, the caller's part of the end.
   void release();
   // sup_release in a forked child: forgets what is the parent's loop's.
@@ -181,6 +143,7 @@ class Process {
 
  private:
   // ---- Taking the child over (process.cpp) ----------------------------
+  void fall_back_to_group(std::string why) noexcept;  // contain.cpp
   void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
                 UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   Nanos loop_needed_by(Nanos now) const noexcept;
@@ -230,7 +193,6 @@ class Process {
   // ---- Waiting for input (input_watch.cpp) -------------------------------
   void look_for_input(Nanos now);
   bool caller_stopped_on_terminal() const noexcept;
-  uint64_t output_seen() noexcept;
 
   // ---- sup_signal's records (host_signal.cpp) ----------------------------
   void adopt_host_signals() noexcept;
@@ -242,7 +204,6 @@ class Process {
   void tee_writable(OutputStream& pipe, int status);
   bool copies_pending() const noexcept;
   void finish_after_copies();
-  void close_tees() noexcept;
 
   // ---- Deadlines, signals, the exit (escalation.cpp) ---------------------
   bool act_on_deadline();  // true if nothing is left to arm
@@ -279,13 +240,10 @@ class Process {
 
   // Each part says at its type who may touch what, under which lock; the
   // comments here say which of Process's locks that is.
-  uint32_t magic_ = kMagic;
+  HandlePins handle_;  // first: valid() reads it before the handle is known
   Engine& engine_;
-  const unsigned fork_generation_;
-  std::atomic<int> pins_{0};
-  std::atomic<bool> released_{false};
-  const Nanos called_at_;      // when sup_spawn was called
-  MainProcess main_;           // pid immutable; pidfd retired under mu_; status under work_mu_
+  const Nanos called_at_;  // when sup_spawn was called
+  MainProcess main_;       // pid immutable; pidfd retired under mu_; status under work_mu_
 
   // Held by the loop thread in every entry, and by a caller reading the
   // pipes or finishing the process (drive_to_exit, finish_from_caller),
@@ -304,16 +262,16 @@ class Process {
   std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;
-  Streams streams_;  // as streams.hpp says, with this mu_
-  ResultBuilder result_;  // written once under mu_ before published_, then immutable
-  UniqueFd event_fd_;     // under mu_
-  Containment containment_;               // set before the spawn, the end under work_mu_
-  std::unique_ptr<Confinement> confine_;  // set before the spawn; remove_tmp at release
+  Streams streams_;                       // as streams.hpp says, with this mu_
+  ResultBuilder result_;                  // written once under mu_ before published_, then immutable
+  UniqueFd event_fd_;                     // under mu_
+  Containment containment_;               // set at construction, the end under work_mu_
+  std::unique_ptr<Confinement> confine_;  // set at construction; remove_tmp at release
   Deadlines deadlines_;                   // under work_mu_
-  EscalationState escalation_;  // under work_mu_; what callers send waits in signals_
-  HostTerminal host_terminal_;  // set before the spawn, then under work_mu_
-  InputWait input_wait_;        // its own lock
-  ChildInput input_;            // the host's writes under its own lock; the feed the loop's
+  EscalationState escalation_;            // under work_mu_; what callers send waits in signals_
+  HostTerminal host_terminal_;            // set at construction, then under work_mu_
+  InputWait input_wait_;                  // its own lock
+  ChildInput input_;                      // the host's writes under its own lock; the feed the loop's
 };
 
 }  // namespace sup

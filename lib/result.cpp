@@ -98,7 +98,7 @@ void Process::tear_down() noexcept {
   close_pipe(streams_.out());
   close_pipe(streams_.err());
   close_stdin();
-  close_tees();
+  streams_.close_tees();
   std::lock_guard<std::mutex> lock(mu_);
   drivers_.retire(main_.pidfd_slot());
   streams_.flatten(is_final());

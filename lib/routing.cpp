@@ -297,9 +297,7 @@ void Process::tee_writable(OutputStream& pipe, int status) {
 bool Process::copies_pending() const noexcept {
   // After sup_abort or sup_release nothing waits for the host's fd.
   if (escalation_.cause() == Cause::aborted) return false;
-  for (const OutputStream* pipe : streams_.both())
-    if (pipe->copies_pending()) return true;
-  return false;
+  return streams_.copies_pending();
 }
 
 // finish(), or, while copies_pending(), once they are written.
@@ -315,10 +313,6 @@ void Process::finish_after_copies() {
   close_pipe(streams_.err());
   escalation_.copies_wait_from(now_ns());
   arm_deadline();
-}
-
-void Process::close_tees() noexcept {
-  for (OutputStream* pipe : streams_.both()) pipe->close_tee();
 }
 
 }  // namespace sup

@@ -43,6 +43,21 @@ Streams::Streams(const Spec& spec, size_t read_buffer, std::mutex& mu, std::cond
   if (spec.pty) out_.set_terminal();
 }
 
+uint64_t Streams::total(int stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return of(stream).capture().total();
+}
+
+uint64_t Streams::omitted(int stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return of(stream).capture().omitted();
+}
+
+uint64_t Streams::total_read() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return out_.capture().total() + err_.capture().total();
+}
+
 void Streams::keep(OutputStream& pipe, const char* data, size_t len) {
   std::lock_guard<std::mutex> lock(mu_);
   pipe.keep(data, len);

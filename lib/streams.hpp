@@ -53,8 +53,18 @@ class Streams {
   bool any_open() const noexcept { return out_.open() || err_.open(); }
   bool any_tee() const noexcept { return out_.tee() || err_.tee(); }
   bool any_lent() const noexcept { return out_.lent() || err_.lent(); }
-  // Under mu_, or by the loop (its only writer).
-  uint64_t total_read() const noexcept { return out_.capture().total() + err_.capture().total(); }
+  // Copies a tee's host fd has yet to take (loop thread).
+  bool copies_pending() const noexcept { return out_.copies_pending() || err_.copies_pending(); }
+  // Each tee writes what its fd takes at once, and drops the rest (loop thread).
+  void close_tees() noexcept {
+    out_.close_tee();
+    err_.close_tee();
+  }
+  // sup_output_total, the result's omitted bytes, and the bytes read from
+  // both (what an input-wait look compares). Take mu_.
+  uint64_t total(int stream);
+  uint64_t omitted(int stream);
+  uint64_t total_read();
 
   // ---- Reading (under work_mu_) ------------------------------------------
   // Bytes read from pipe: kept, its readiness signalled, a thread in
