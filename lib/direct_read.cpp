@@ -26,7 +26,7 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   const auto* self = static_cast<const Process*>(handle);
   const OutputStream& pipe = stream == SUP_STDERR ? self->streams_.err() : self->streams_.out();
   for (const void* at : {self->handle_.pins_at(), static_cast<const void*>(&self->work_mu_),
-                         static_cast<const void*>(&self->deadlines_), static_cast<const void*>(&self->published_),
+                         static_cast<const void*>(&self->deadlines_), self->result_.published_at(),
                          static_cast<const void*>(&self->mu_), self->streams_.waiters_at()})
     __builtin_prefetch(at, 1);
   // The pipe: its descriptor, the capture's fields, the reader's position.

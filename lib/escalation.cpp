@@ -184,7 +184,7 @@ void Process::after_leader_exit() {
     return;
   }
   // The pidfd stays readable: stop watching it, or the loop would spin.
-  exit_watch_.close();
+  main_.watch().close();
   if (out_done) close_pipe(out);
   if (err_done) close_pipe(err);
   Nanos now = now_ns();

@@ -1,7 +1,6 @@
 // How API threads reach the loop: its wake-up, the caller timer, and the queue of requests.
 #include "loop_wake.hpp"
 
-#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "event_fd.hpp"
 #include "launch.hpp"
 #include "loop_watch.hpp"
 #include "process.hpp"
@@ -31,7 +31,7 @@ UniqueFd made_or_throw(int fd, const char* what) {
 }  // namespace
 
 LoopWake::LoopWake()
-    : wake_fd_(made_or_throw(fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), "eventfd")),
+    : wake_fd_(made_or_throw(make_event_fd(), "eventfd")),
       caller_timer_fd_(made_or_throw(
           fd_above_stdio(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)), "timerfd_create")),
       caller_timer_at_(kNoCallerTimer) {}

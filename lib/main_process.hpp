@@ -5,9 +5,12 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <uv.h>
+
 #include <atomic>
 
 #include "unique_fd.hpp"
+#include "uv_handle.hpp"
 
 namespace sup {
 
@@ -20,7 +23,7 @@ namespace sup {
 // work_mu_. The pidfd: read by any thread while the process is not final;
 // closed (taken by Process) under Process's mu_. The signals and the
 // checks marked so are async-signal-safe, for callers sending from their
-// own thread (caller_signals.hpp).
+// own thread (caller_signals.hpp). The pidfd's watch: the loop thread's.
 class MainProcess {
  public:
   void launched(pid_t pid, UniqueFd pidfd) noexcept {
@@ -32,6 +35,9 @@ class MainProcess {
   bool has_pidfd() const noexcept { return pidfd_.valid(); }
   // For Process to close once torn down (or keep while a caller polls it).
   UniqueFd& pidfd_slot() noexcept { return pidfd_; }
+  // The loop's watch on the pidfd: made at the start, closed once the exit
+  // is handled (or at the end).
+  UvHandle<uv_poll_t>& watch() noexcept { return watch_; }
 
   // ---- Signals (async-signal-safe) ------------------------------------------
   // sig to the group and, if the main process left it, to the main process
@@ -74,6 +80,7 @@ class MainProcess {
  private:
   pid_t pid_ = 0;
   UniqueFd pidfd_;
+  UvHandle<uv_poll_t> watch_;
   siginfo_t status_{};
   struct rusage usage_ {};
   bool status_lost_ = false;

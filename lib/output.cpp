@@ -80,7 +80,7 @@ void Process::start(uv_loop_t* loop, bool tracked) noexcept {
     // Made now, so that a watch that cannot be made ends the child now. A
     // caller already in sup_poll watches the exit and the pipes itself: the
     // loop starts its watches once none does (sync_watches).
-    make_poll(loop_, exit_watch_, main_.pidfd(), this, "pidfd");
+    make_poll(loop_, main_.watch(), main_.pidfd(), this, "pidfd");
     // A stream routed elsewhere ("inherit", "null", "stdout") has no pipe;
     // with "pty" the terminal carries both, read as stdout.
     for (OutputStream* pipe : streams_.both())
@@ -147,8 +147,8 @@ void Process::watch_pipe(OutputStream& pipe, bool probe) {
 // closed (EOF, the exit handled) stays so.
 void Process::watch_exit_and_pipes(bool probe) {
   // Closed when the exit was handled, or at EOF: those stay closed.
-  if (exit_watch_ && lifecycle_ == Lifecycle::running)
-    restart_poll(loop_, exit_watch_, on_watch<&Process::on_leader_exit>, probe, "pidfd");
+  if (main_.watch() && lifecycle_ == Lifecycle::running)
+    restart_poll(loop_, main_.watch(), on_watch<&Process::on_leader_exit>, probe, "pidfd");
   for (OutputStream* pipe : streams_.both())
     if (pipe->watch() && pipe->open() && !pipe->held())
       watch_pipe(*pipe, probe);
@@ -159,7 +159,7 @@ void Process::watch_exit_and_pipes(bool probe) {
 void Process::sync_watches() {
   const CallerDrivers::Step step = drivers_.sync();
   if (step == CallerDrivers::Step::back) {
-    for (UvHandle<uv_poll_t>* handle : {&exit_watch_, &streams_.out().watch(), &streams_.err().watch()})
+    for (UvHandle<uv_poll_t>* handle : {&main_.watch(), &streams_.out().watch(), &streams_.err().watch()})
       if (*handle) uv_poll_stop(handle->get());
   } else if (step == CallerDrivers::Step::in) {
     // A caller that saw the exit but found the loop busy with the process

@@ -2,7 +2,6 @@
 #include "output_stream.hpp"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -15,16 +14,6 @@ namespace {
 constexpr ssize_t kBehindBytes = 32 * 1024;
 
 }  // namespace
-
-void set_readable(int fd) noexcept {
-  uint64_t one = 1;
-  (void)!write(fd, &one, sizeof one);
-}
-
-void clear_readable(int fd) noexcept {
-  uint64_t count;
-  (void)!read(fd, &count, sizeof count);
-}
 
 void OutputStream::set_route(const char* routed, std::unique_ptr<TeeSink> tee) noexcept {
   routed_ = routed;
@@ -45,7 +34,7 @@ UniqueFd OutputStream::close() noexcept {
 }
 
 int OutputStream::make_ready_fd() noexcept {
-  int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  int fd = make_event_fd();
   if (fd < 0) return -errno;
   ready_fd_.reset(fd);
   return 0;

@@ -11,15 +11,12 @@
 
 #include "capture.hpp"
 #include "clock.hpp"
+#include "event_fd.hpp"
 #include "routing.hpp"
 #include "unique_fd.hpp"
 #include "uv_handle.hpp"
 
 namespace sup {
-
-// An eventfd's level: readable (a count of 1 written), or not (read).
-void set_readable(int fd) noexcept;
-void clear_readable(int fd) noexcept;
 
 // Who reads a plain pipe (direct_read.cpp, reader_leases.hpp).
 enum class PipeHolder : uint8_t {

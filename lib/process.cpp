@@ -4,7 +4,6 @@
 #include "process.hpp"
 
 #include <fcntl.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,7 +108,7 @@ void Process::need_loop() noexcept {
 }
 
 int Process::request(unsigned bits, Nanos wake_by) noexcept {
-  if (published_.load(std::memory_order_acquire)) return 1;
+  if (is_final()) return 1;
   requests_.latch(bits);
   engine_.wake_for(*this, wake_by);
   return 0;
@@ -167,14 +166,8 @@ int Process::output_fd(int stream) {
 
 int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!event_fd_.valid()) {
-    int fd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (fd < 0) return fd_error(errno);
-    event_fd_.reset(fd);
-    // Readable for good once final: nobody ever reads the counter.
-    if (is_final()) set_readable(fd);
-  }
-  return event_fd_.get();
+  const int fd = result_.event_fd();
+  return fd < 0 ? fd_error(-fd) : fd;
 }
 
 std::string_view Process::kept_output(int stream) {
@@ -232,7 +225,7 @@ void Process::release() {
 void Process::abandon() noexcept {
   // The loop that owns these handles has no thread here; closing them would
   // run libuv on a dead loop.
-  exit_watch_.forget();
+  main_.watch().forget();
   input_.feed_watch().forget();
   // The parent's cgroup is the parent's to end and remove.
   containment_.disown();

@@ -100,7 +100,7 @@ class Process {
   int pty_resize(int rows, int cols);
   // What the sentinel covers should the host die (set at the clone).
   HostDeath host_death() const noexcept { return containment_.host_death(); }
-  bool is_final() const noexcept { return published_.load(std::memory_order_acquire); }
+  bool is_final() const noexcept { return result_.published(); }
   // Valid only once is_final(): the result never changes afterwards.
   const Result& result() const noexcept { return result_.record(); }
   const std::string& result_json();
@@ -252,19 +252,16 @@ class Process {
   std::mutex work_mu_;
   uv_loop_t* loop_ = nullptr;  // null until start(): nothing is finished before
   CallerDrivers drivers_;      // under work_mu_; its exit waiters atomic
-  UvHandle<uv_poll_t> exit_watch_;
   Lifecycle lifecycle_ = Lifecycle::running;
   bool ended() const noexcept { return lifecycle_ >= Lifecycle::final; }
 
   // Shared with API threads.
   LoopRequests requests_;  // atomics
   CallerSignals signals_;  // atomics: what callers sent without work_mu_
-  std::atomic<bool> published_{false};
   std::mutex mu_;
   std::condition_variable changed_;
   Streams streams_;                       // as streams.hpp says, with this mu_
-  ResultBuilder result_;                  // written once under mu_ before published_, then immutable
-  UniqueFd event_fd_;                     // under mu_
+  ResultBuilder result_;                  // published once under mu_, then immutable; its eventfd under mu_
   Containment containment_;               // set at construction, the end under work_mu_
   std::unique_ptr<Confinement> confine_;  // set at construction; remove_tmp at release
   Deadlines deadlines_;                   // under work_mu_

@@ -92,7 +92,7 @@ void Process::tear_down() noexcept {
   // is woken for this within Engine::kLazyWithin, unless sup_release
   // reaped it first.
   reap();
-  exit_watch_.close();
+  main_.watch().close();
   engine_.clear_deadline(*this);
   engine_.drop_lease(*this);
   close_pipe(streams_.out());
@@ -123,9 +123,7 @@ void Process::before_disposal() noexcept {
 void Process::publish(Result&& r) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    result_.set(std::move(r));
-    published_.store(true, std::memory_order_release);
-    if (event_fd_.valid()) set_readable(event_fd_.get());
+    result_.publish(std::move(r));
     streams_.signal_final();
   }
   changed_.notify_all();

@@ -4,11 +4,30 @@
 
 #include <sys/wait.h>
 
+#include <cerrno>
+
+#include "event_fd.hpp"
 #include "json_text.hpp"
 #include "signal_names.hpp"
 #include "sup.h"
 
 namespace sup {
+
+void ResultBuilder::publish(Result&& r) noexcept {
+  record_ = std::move(r);
+  published_.store(true, std::memory_order_release);
+  if (event_fd_.valid()) set_readable(event_fd_.get());
+}
+
+int ResultBuilder::event_fd() noexcept {
+  if (!event_fd_.valid()) {
+    const int fd = make_event_fd();
+    if (fd < 0) return -errno;
+    event_fd_.reset(fd);
+    if (published()) set_readable(fd);
+  }
+  return event_fd_.get();
+}
 
 void ResultBuilder::decide(Result& r, Cause cause, TimeoutKind kind, const siginfo_t& status,
                            bool status_lost) noexcept {

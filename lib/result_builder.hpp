@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "deadlines.hpp"
 #include "escalation_state.hpp"
 #include "foreground.hpp"
+#include "unique_fd.hpp"
 
 namespace sup {
 
@@ -40,13 +42,12 @@ struct Result : ContainOutcome {
   ForegroundGrant foreground;
 };
 
-// Locking: a member of Process (result_). set() is called once, under the
-// process's mu_, by whichever thread publishes (the loop, or a caller
-// finishing the process under work_mu_), before Process sets its published_
-// flag (release); from then on record() is immutable and read by any thread
-// that saw the flag (acquire). The text is made and kept under mu_, once
-// final. The flag stays Process's: a live reader's call prefetches it with
-// the locks (Process::prefetch_for_read).
+// Locking: a member of Process (result_). publish() is called once, under
+// the process's mu_, by whichever thread publishes (the loop, or a caller
+// finishing the process under work_mu_): the record, then the flag
+// (release); from then on record() is immutable and read by any thread
+// that saw the flag (acquire). The text, and sup_fd's eventfd, are made and
+// kept under mu_.
 class ResultBuilder {
  public:
   // Between the two streams' text.
@@ -58,8 +59,15 @@ class ResultBuilder {
   // and took its status.
   static void decide(Result& r, Cause cause, TimeoutKind kind, const siginfo_t& status, bool status_lost) noexcept;
 
-  void set(Result&& r) noexcept { record_ = std::move(r); }
+  // The record, then the flag, and sup_fd's eventfd readable.
+  void publish(Result&& r) noexcept;
+  bool published() const noexcept { return published_.load(std::memory_order_acquire); }
   const Result& record() const noexcept { return record_; }
+  // sup_fd's eventfd, made at its first call: readable for good once
+  // published (nobody reads its counter). The descriptor, or -errno.
+  int event_fd() noexcept;
+  // What a live reader's call touches first (Process::prefetch_for_read).
+  const void* published_at() const noexcept { return &published_; }
 
   // The text before the streams, to "\"stdout\": ". May throw
   // std::bad_alloc.
@@ -76,6 +84,8 @@ class ResultBuilder {
 
  private:
   Result record_;
+  std::atomic<bool> published_{false};
+  UniqueFd event_fd_;
   std::optional<std::string> text_;
 };
 

@@ -308,7 +308,7 @@ void Process::finish_after_copies() {
   }
   // The pidfd stays readable and the pipes are at EOF: only the copies'
   // watches are left.
-  exit_watch_.close();
+  main_.watch().close();
   close_pipe(streams_.out());
   close_pipe(streams_.err());
   escalation_.copies_wait_from(now_ns());

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "errno_text.hpp"
+#include "event_fd.hpp"
 #include "launch.hpp"
 
 namespace sup {
@@ -112,7 +112,7 @@ struct TeeWriter::State {
 
 TeeWriter::TeeWriter(UniqueFd fd) : state_(std::make_shared<State>()) {
   state_->fd = std::move(fd);
-  int progress = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  int progress = make_event_fd();
   if (progress < 0) throw LaunchError{-errno, "eventfd: " + errno_text(errno)};
   state_->progress.reset(progress);
   progress_fd_ = progress;

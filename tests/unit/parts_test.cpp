@@ -9,6 +9,7 @@
 // for the next (lib/input_wait.hpp), with processes of its own.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -355,7 +356,7 @@ TEST(ResultBuilder, TheTextAroundTheStreams) {
   r.foreground = sup::ForegroundGrant{true, "no"};
   r.limit = "memory";
   sup::ResultBuilder b;
-  b.set(std::move(r));
+  b.publish(std::move(r));
   EXPECT_EQ(b.head(42),
             "{\"outcome\": \"idle_timeout\", \"phase\": \"first_output\", \"exit_code\": null, "
             "\"term_signal\": \"SIGTERM\", \"status_lost\": false, \"forced_kill\": true, \"pid\": 42, "
@@ -371,6 +372,30 @@ TEST(ResultBuilder, TheTextAroundTheStreams) {
   EXPECT_FALSE(b.has_text());
   b.set_text("{}");
   EXPECT_EQ(b.text(), "{}");
+}
+
+bool readable_now(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+TEST(ResultBuilder, TheEventFdIsReadableFromThePublicationOnWhenEverItWasMade) {
+  sup::ResultBuilder early;
+  const int fd = early.event_fd();
+  ASSERT_GE(fd, 3);  // above stdio
+  EXPECT_EQ(early.event_fd(), fd);  // made once
+  EXPECT_FALSE(early.published());
+  EXPECT_FALSE(readable_now(fd));
+  early.publish(sup::Result{});
+  EXPECT_TRUE(early.published());
+  EXPECT_TRUE(readable_now(fd));
+  EXPECT_TRUE(readable_now(fd));  // a level: nobody reads the counter
+
+  sup::ResultBuilder late;
+  late.publish(sup::Result{});
+  const int late_fd = late.event_fd();
+  ASSERT_GE(late_fd, 3);
+  EXPECT_TRUE(readable_now(late_fd));
 }
 
 using sup::CallerDrivers;
