@@ -31,6 +31,21 @@ class CallerSignals {
   // The loop, before it may reap: no caller enters from now on, and those
   // inside have left when this returns (each within a system call).
   void close_for_reap() noexcept;
+  // A caller inside the window for a scope: entered at construction, left
+  // at destruction, whatever open() says.
+  class Window {
+   public:
+    explicit Window(CallerSignals& signals) noexcept : signals_(signals), open_(signals.enter()) {}
+    ~Window() { signals_.leave(); }
+    Window(const Window&) = delete;
+    Window& operator=(const Window&) = delete;
+    // The loop has not begun to reap the main process.
+    bool open() const noexcept { return open_; }
+
+   private:
+    CallerSignals& signals_;
+    const bool open_;
+  };
 
   // ---- The caller's SIGKILL ------------------------------------------------
   Nanos kill_at() const noexcept { return kill_at_.load(std::memory_order_acquire); }

@@ -17,19 +17,22 @@
 
 namespace sup {
 
-// Callers: inside the window, true while the main process runs and the
-// group may be signaled; leave_caller_window() in every case.
-bool Process::enter_caller_window() noexcept {
+namespace {
+
+// Inside the window (`window`), whether a caller may end the group: no
+// caller's kill on record, and the main process running.
+bool may_end_group(const CallerSignals::Window& window, const CallerSignals& signals,
+                   const MainProcess& main) noexcept {
   // Once the loop is reaping the leader its pid, so the group id, may go to
   // a stranger. Before that, the pidfd and the group id are still ours.
-  if (!signals_.enter() || signals_.kill_at() != 0) return false;
+  if (!window.open() || signals.kill_at() != 0) return false;
   // Only a main process that still runs: one that exited by itself is not
   // ended by us (the exit race, as in handle_requests), and one the host
   // reaped may have lent its pid to a stranger.
-  return main_.running();
+  return main.running();
 }
 
-void Process::leave_caller_window() noexcept { signals_.leave(); }
+}  // namespace
 
 // sup_abort's first step: SIGKILL to the group from the
 // caller's thread while the main process runs, so that its end does not
@@ -41,7 +44,7 @@ void Process::leave_caller_window() noexcept { signals_.leave(); }
 bool Process::kill_from_caller() noexcept {
   int saved_errno = errno;  // a signal handler's caller keeps its errno
   bool on_record = false;
-  if (enter_caller_window()) {
+  if (const CallerSignals::Window window(signals_); may_end_group(window, signals_, main_)) {
     // No interrupt after the kill: a caller still on its way is turned back.
     // Closed before the kill's time is taken, so that an interrupt that got
     // in first also has the earlier time.
@@ -58,7 +61,6 @@ bool Process::kill_from_caller() noexcept {
       }
     }
   }
-  leave_caller_window();
   errno = saved_errno;
   return on_record;
 }
@@ -75,7 +77,7 @@ Nanos Process::interrupt_from_caller() noexcept {
   if (signals_.latch() != 0) return 0;  // sent already
   int saved_errno = errno;
   Nanos sent_at = 0;
-  if (enter_caller_window()) {
+  if (const CallerSignals::Window window(signals_); may_end_group(window, signals_, main_)) {
     // Whoever takes the latch sends the interrupt: this caller, another, or
     // the loop (a timeout, a leftover group); it is never sent twice.
     const Nanos now = now_ns();
@@ -93,7 +95,6 @@ Nanos Process::interrupt_from_caller() noexcept {
       }
     }
   }
-  leave_caller_window();
   errno = saved_errno;
   return sent_at;
 }
@@ -129,7 +130,7 @@ void Process::adopt_caller_signals() {
   if (interrupt_at > 0) adopt_caller_interrupt(interrupt_at);
   if (kill_at != 0) {
     // The caller saw the main process running when it sent the kill
-    // (enter_caller_window): its request decides the outcome, even if the
+    // (may_end_group): its request decides the outcome, even if the
     // loop has seen the exit since. Recorded as sent, it was sent.
     escalation_.raise(Cause::aborted);
     lift_backpressure();

@@ -18,7 +18,8 @@ int Process::signal_from_caller(int sig) noexcept {
   int rc = SUP_ESRCH;
   // The window kill_from_caller uses: until the loop is about to reap the
   // main process (kReaping), its pid, and so the group id, is ours.
-  if (signals_.enter() && !is_final()) {
+  const CallerSignals::Window window(signals_);
+  if (window.open() && !is_final()) {
     // Running, or exited and not reaped (its group may still hold what it
     // left): signaled. Reaped by the host (waitid fails): its pid may be a
     // stranger's by now.
@@ -36,7 +37,6 @@ int Process::signal_from_caller(int sig) noexcept {
       }
     }
   }
-  signals_.leave();
   errno = saved_errno;
   return rc;
 }

@@ -221,8 +221,6 @@ class Process {
   // First in every loop-thread entry that decides anything.
   void adopt_caller_signals();
   void adopt_caller_interrupt(Nanos at);
-  bool enter_caller_window() noexcept;  // leave_caller_window() in every case
-  void leave_caller_window() noexcept;
 
   // ---- The tree in cgroup mode (contain.cpp) -----------------------------
   void tree_after_exit() noexcept;

@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 
 #include "backpressure.hpp"
 #include "caller_drivers.hpp"
+#include "caller_signals.hpp"
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
@@ -458,6 +460,28 @@ TEST(CallerDrivers, ExitWaitersAreCounted) {
   EXPECT_TRUE(d.exit_awaited());
   d.exit_waiter_leaves();
   EXPECT_FALSE(d.exit_awaited());
+}
+
+TEST(CallerSignals, TheReapWaitsForTheCallerInsideTheWindowAndClosesIt) {
+  sup::CallerSignals signals;
+  std::atomic<bool> reap_closed{false};
+  std::thread reaper;
+  {
+    const sup::CallerSignals::Window window(signals);
+    EXPECT_TRUE(window.open());
+    reaper = std::thread([&] {
+      signals.close_for_reap();
+      reap_closed = true;
+    });
+    // The reap waits while a caller is inside: the group is still ours.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(reap_closed);
+  }  // the caller leaves
+  reaper.join();
+  EXPECT_TRUE(reap_closed);
+  // From now on no caller may signal the group; leaving still balances.
+  const sup::CallerSignals::Window late(signals);
+  EXPECT_FALSE(late.open());
 }
 
 TEST(LoopRequests, TheLoopTakesEveryLatchedRequestOnce) {
