@@ -17,12 +17,12 @@
 namespace sup {
 
 // Locking: a member of Process (input_). host_writes() and terminal() are
-// immutable. The host's end (set_host_end() before the spawn; write, fd,
+// immutable. The host's end (set_host_end() at construction; write, fd,
 // close_host_end, resize, release) is behind the part's own mutex, taken by
-// API threads, never while holding another lock. The feed is given at
-// launched() by the spawner, before anything else can see the process, and
-// is the loop thread's from then on (feeding() is asked by the spawner first,
-// Process::loop_needed_by, before the loop has the process).
+// API threads, never while holding another lock. The feed is given by the
+// spawner (Process::adopt_child), before anything else can see the process,
+// and is the loop thread's from then on (feeding() is asked by the spawner
+// first, Process::loop_needed_by, before the loop has the process).
 class ChildInput {
  public:
   // host_writes: "stdin": "pipe", or "pty" (terminal: the host's end is the
@@ -57,8 +57,8 @@ class ChildInput {
   void release() noexcept;
 
   // ---- The feed ("stdin": "data"), loop thread ---------------------------
-  // At launched(): the pipe's write end the data goes into (non-blocking),
-  // invalid without data to feed.
+  // At the adoption: the pipe's write end the data goes into
+  // (non-blocking), invalid without data to feed.
   void feed_from(UniqueFd fd) noexcept { feed_fd_ = std::move(fd); }
   bool feeding() const noexcept { return feed_fd_.valid(); }
   int feed_fd() const noexcept { return feed_fd_.get(); }

@@ -46,19 +46,6 @@ void Process::on_pipe_readable(uv_poll_t* handle, int, int) {
   self->on_output_ready(handle == streams.out().watch().get() ? streams.out() : streams.err());
 }
 
-// adopt_child's steps: what is known of the child (the loop takes the
-// descriptors over in start()); and when the loop must have started it.
-void Process::launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd,
-                       UniqueFd stdin_fd, UniqueFd tty_fd, pid_t host_pgrp) noexcept {
-  deadlines_.launched(started_at);
-  streams_.out().attach(std::move(out_fd));
-  streams_.err().attach(std::move(err_fd));
-  input_.feed_from(std::move(stdin_fd));
-  host_terminal_.lend(std::move(tty_fd), host_pgrp);
-  std::lock_guard<std::mutex> lock(mu_);
-  main_.launched(pid, std::move(pidfd));
-}
-
 // The start (Lifetimes::start_queued): watches the pidfd and pipes,
 // feeds stdin, arms the deadline, then handles what callers asked for
 // meanwhile. If a watch cannot be made (out of memory, epoll's watch
@@ -179,7 +166,7 @@ void Process::sync_watches() {
 
 // Under work_mu_: a caller may watch and read the process itself. Not
 // with a terminal to hand back or backpressure (both need the loop's
-// watches), nor before launched() or once the main process has exited.
+// watches), nor before adopt_child or once the main process has exited.
 bool Process::can_drive() const noexcept {
   // Nor while a reader reads a pipe itself (direct_read.cpp).
   // Nor with a tee: its copies are written on the loop thread, where every

@@ -27,7 +27,7 @@ int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMF
 // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
 // duration_ms count from, so that none is late by what comes before the
 // clone (the hand-off to the spawner, a wait behind another child's slow
-// chdir). The first idle period starts at the exec instead (launched()): a
+// chdir). The first idle period starts at the exec instead (adopt_child): a
 // child is not silent before it exists.
 Process::Process(Engine& engine, const Spec& spec, Nanos called_at, ChildSetup setup)
     : handle_(Engine::fork_generation()),
@@ -76,8 +76,17 @@ Nanos Process::adopt_child(Launched& child, SpawnFds& fds, HostDeath covered) no
     // The child's last-moment refusal: "tty_foreground" as it went.
     host_terminal_.set_grant(ForegroundGrant{true, kLeftForeground});
   }
-  launched(child.pid, child.started_at, std::move(child.pidfd), std::move(fds.out_read), std::move(fds.err_read),
-           std::move(fds.stdin_write), std::move(fds.tty), fds.host_pgrp);
+  // What is known of the child: the loop takes the descriptors over in
+  // start().
+  deadlines_.launched(child.started_at);
+  streams_.out().attach(std::move(fds.out_read));
+  streams_.err().attach(std::move(fds.err_read));
+  input_.feed_from(std::move(fds.stdin_write));
+  host_terminal_.lend(std::move(fds.tty), fds.host_pgrp);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    main_.launched(child.pid, std::move(child.pidfd));
+  }
   const Nanos now = now_ns();
   const Nanos by = loop_needed_by(now);
   if (by <= now) {

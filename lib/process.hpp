@@ -144,8 +144,6 @@ class Process {
  private:
   // ---- Taking the child over (process.cpp) ----------------------------
   void fall_back_to_group(std::string why) noexcept;  // contain.cpp
-  void launched(pid_t pid, Nanos started_at, UniqueFd pidfd, UniqueFd out_fd, UniqueFd err_fd, UniqueFd stdin_fd,
-                UniqueFd tty_fd, pid_t host_pgrp) noexcept;
   Nanos loop_needed_by(Nanos now) const noexcept;
   // First in every loop-thread entry, under work_mu_: true (and torn down) if final.
   bool final_on_loop() noexcept;
