@@ -73,6 +73,22 @@ func (w *slowWriter) Write(b []byte) (int, error) {
 	return w.Buffer.Write(b)
 }
 
+// gatedWriter takes nothing until the file at path exists (the child's
+// last act), or 30 seconds have passed.
+type gatedWriter struct {
+	bytes.Buffer
+	path string
+}
+
+func (w *gatedWriter) Write(b []byte) (int, error) {
+	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(w.path); err == nil {
+			break
+		}
+	}
+	return w.Buffer.Write(b)
+}
+
 func TestWriterErrorsReachWait(t *testing.T) {
 	c := sup.Command("echo", "x")
 	c.Stdout = failingWriter{}
@@ -81,21 +97,26 @@ func TestWriterErrorsReachWait(t *testing.T) {
 		t.Fatalf("failing writer: %v %v", res, err)
 	}
 
-	// A writer slower than the child loses what falls out of MaxOutput, and
-	// is told.
+	// A writer that falls behind the child loses what falls out of
+	// MaxOutput, and is told. It takes nothing until the child has written
+	// everything: behind for sure, however fast either runs.
 	want := seqOutput(100000)
-	c = sup.Command("seq", "1", "100000")
+	done := t.TempDir() + "/done"
+	c = sup.Command("sh", "-c", `seq 1 100000; : > "$1"`, "sh", done)
 	c.MaxOutput = 4096
-	w := &slowWriter{}
-	c.Stdout = w
+	gated := &gatedWriter{path: done}
+	c.Stdout = gated
 	_, err = c.Run(context.Background())
 	var gap *sup.GapError
-	if !errors.As(err, &gap) || int64(w.Len())+gap.Skipped != int64(len(want)) {
-		t.Fatalf("slow writer: %v, wrote %d", err, w.Len())
+	if !errors.As(err, &gap) || int64(gated.Len())+gap.Skipped != int64(len(want)) {
+		t.Fatalf("writer behind: %v, wrote %d", err, gated.Len())
 	}
-	// With Backpressure the child waits for it: nothing lost.
+	// A writer slower than the child, with Backpressure: the child waits
+	// for it, and nothing is lost.
+	c = sup.Command("seq", "1", "100000")
+	c.MaxOutput = 4096
 	c.Backpressure = 8192
-	w = &slowWriter{}
+	w := &slowWriter{}
 	c.Stdout = w
 	if res := run(t, c); !bytes.Equal(w.Bytes(), want) || !res.Success() {
 		t.Fatalf("backpressure: wrote %d of %d", w.Len(), len(want))
