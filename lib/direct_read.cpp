@@ -1,4 +1,5 @@
-// A live reader that reads the child's pipe itself: the descriptor
+// Live output: sup_output_read from what sup holds, sup_output_fd, and a
+// live reader that reads the child's pipe itself: the descriptor
 // sup_output_fd gives is an epoll set holding the pipe and the stream's
 // eventfd, the loop stops watching the pipe, and sup_output_read takes the
 // bytes from the pipe straight into the reader's buffer (keeping capture,
@@ -9,9 +10,12 @@
 // leaves bytes unread (reader_leases.hpp), until it has caught up again.
 #include <cerrno>
 #include <cstdint>
+#include <new>
 
 #include "engine.hpp"
+#include "event_fd.hpp"
 #include "process.hpp"
+#include "sup.h"
 
 namespace sup {
 
@@ -32,6 +36,56 @@ void Process::prefetch_for_read(const void* handle, int stream) noexcept {
   // The pipe: its descriptor, the capture's fields, the reader's position.
   const char* first = reinterpret_cast<const char*>(&pipe);
   for (size_t line = 0; line < sizeof(OutputStream); line += 64) __builtin_prefetch(first + line, 1);
+}
+
+int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
+  OutputStream& pipe = streams_.of(stream);
+  bool resume = false;
+  bool caught_up = false;
+  size_t n;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A position past the end would make the unread count wrap, and a
+    // held-back stream would then never resume.
+    Capture& capture = pipe.capture();
+    if (*pos > capture.total()) return SUP_EINVAL;
+    if (capture.lent() && cap > 0 && *pos < capture.total()) {
+      try {
+        streams_.bring_back(pipe, result_.text());
+      } catch (const std::bad_alloc&) {
+        return SUP_ENOMEM;
+      }
+    }
+    n = capture.lent() ? 0 : capture.read_at(pos, buf, cap);
+    if (n > 0) pipe.note_read(now_ns());
+    caught_up = n == 0 && *pos == capture.total();
+    pipe.reader_at(*pos);
+    resume = pipe.held() && streams_.backpressure().may_resume(pipe.unread());
+    pipe.clear_ready_if_caught_up(is_final());
+  }
+  if (resume && !is_final()) request(kResume);
+  // Everything sup holds is read: the next bytes are in the pipe, for a
+  // reader that reads it itself (direct_read.cpp).
+  if (caught_up && cap > 0) {
+    const PipeHolder holder = pipe.holder();
+    if (holder == PipeHolder::reader) return read_direct(pipe, pos, buf, cap);
+    // Lent before, and taken back while the reader was away or behind.
+    if (holder == PipeHolder::lapsed && retake_lease(pipe)) return read_direct(pipe, pos, buf, cap);
+  }
+  return static_cast<int64_t>(n);
+}
+
+int Process::output_fd(int stream) {
+  OutputStream& pipe = streams_.of(stream);
+  // work_mu_ first: whether the reader may take the pipe is the loop's state.
+  std::lock_guard<std::mutex> work(work_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pipe.has_ready_fd()) {
+    if (int rc = pipe.make_ready_fd(); rc < 0) return made_fd_error(-rc);
+    pipe.signal_ready(is_final());
+    offer_direct(pipe);
+  }
+  return pipe.reader_fd();
 }
 
 // Whether a reader may ever take the pipe: a plain pipe (no terminal, no

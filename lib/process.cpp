@@ -1,28 +1,14 @@
 // A Process's life as API threads see it: taking over its cloned child,
-// latching requests, reading live output, and the caller's part of its
-// release. (Waiting: caller_wait.cpp.)
+// latching requests, the result's text and kept bytes, and the caller's
+// part of its release. (Waiting: caller_wait.cpp; live output:
+// direct_read.cpp.)
 #include "process.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <new>
-#include <thread>
-
 #include "engine.hpp"
+#include "event_fd.hpp"
 #include "sup.h"
 
 namespace sup {
-namespace {
-
-// A descriptor the handle makes on demand (eventfd) could not be made: the
-// host is out of descriptors (its own table or the system's), or of kernel
-// memory. Only the codes the header lists for these calls.
-int fd_error(int err) noexcept { return err == EMFILE || err == ENFILE ? SUP_EMFILE : SUP_ENOMEM; }
-
-}  // namespace
 
 // called_at: when sup_spawn was called, the instant max_runtime, at_ms and
 // duration_ms count from, so that none is late by what comes before the
@@ -123,60 +109,10 @@ int Process::request(unsigned bits, Nanos wake_by) noexcept {
   return 0;
 }
 
-int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
-  OutputStream& pipe = streams_.of(stream);
-  bool resume = false;
-  bool caught_up = false;
-  size_t n;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // A position past the end would make the unread count wrap, and a
-    // held-back stream would then never resume.
-    Capture& capture = pipe.capture();
-    if (*pos > capture.total()) return SUP_EINVAL;
-    if (capture.lent() && cap > 0 && *pos < capture.total()) {
-      try {
-        streams_.bring_back(pipe, result_.text());
-      } catch (const std::bad_alloc&) {
-        return SUP_ENOMEM;
-      }
-    }
-    n = capture.lent() ? 0 : capture.read_at(pos, buf, cap);
-    if (n > 0) pipe.note_read(now_ns());
-    caught_up = n == 0 && *pos == capture.total();
-    pipe.reader_at(*pos);
-    resume = pipe.held() && streams_.backpressure().may_resume(pipe.unread());
-    pipe.clear_ready_if_caught_up(is_final());
-  }
-  if (resume && !is_final()) request(kResume);
-  // Everything sup holds is read: the next bytes are in the pipe, for a
-  // reader that reads it itself (direct_read.cpp).
-  if (caught_up && cap > 0) {
-    const PipeHolder holder = pipe.holder();
-    if (holder == PipeHolder::reader) return read_direct(pipe, pos, buf, cap);
-    // Lent before, and taken back while the reader was away or behind.
-    if (holder == PipeHolder::lapsed && retake_lease(pipe)) return read_direct(pipe, pos, buf, cap);
-  }
-  return static_cast<int64_t>(n);
-}
-
-int Process::output_fd(int stream) {
-  OutputStream& pipe = streams_.of(stream);
-  // work_mu_ first: whether the reader may take the pipe is the loop's state.
-  std::lock_guard<std::mutex> work(work_mu_);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!pipe.has_ready_fd()) {
-    if (int rc = pipe.make_ready_fd(); rc < 0) return fd_error(-rc);
-    pipe.signal_ready(is_final());
-    offer_direct(pipe);
-  }
-  return pipe.reader_fd();
-}
-
 int Process::event_fd() {
   std::lock_guard<std::mutex> lock(mu_);
   const int fd = result_.event_fd();
-  return fd < 0 ? fd_error(-fd) : fd;
+  return fd < 0 ? made_fd_error(-fd) : fd;
 }
 
 std::string_view Process::kept_output(int stream) {

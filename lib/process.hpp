@@ -83,11 +83,12 @@ class Process {
   // when final, 0 on time-out, SUP_ECANCELED when released meanwhile.
   int wait_final(int timeout_ms);
   int wait_output(uint64_t out_pos, uint64_t err_pos, int timeout_ms);
-  // Returns the count, or SUP_EINVAL for a position past the end.
+  // sup_output_read and sup_output_fd (direct_read.cpp). read_output
+  // returns the count, or SUP_EINVAL for a position past the end.
   int64_t read_output(int stream, uint64_t* pos, char* buf, size_t cap);
+  int output_fd(int stream);
   uint64_t output_total(int stream) { return streams_.total(stream); }
   int event_fd();
-  int output_fd(int stream);
   // "stdin": "pipe", or the terminal's master with "pty" (input.cpp,
   // child_input.hpp).
   int input_write(const char* buf, size_t len, size_t* written);
