@@ -51,7 +51,7 @@ int64_t Process::read_output(int stream, uint64_t* pos, char* buf, size_t cap) {
     if (*pos > capture.total()) return SUP_EINVAL;
     if (capture.lent() && cap > 0 && *pos < capture.total()) {
       try {
-        streams_.bring_back(pipe, result_.text());
+        streams_.bring_back(pipe, result_.text_if_made());
       } catch (const std::bad_alloc&) {
         return SUP_ENOMEM;
       }

@@ -110,9 +110,10 @@ void Process::end_unwatched(bool drain) noexcept {
     lifecycle_ = Lifecycle::draining;
   }
   // drain: what is in the pipes is kept, as at any end (a child start()
-  // could not watch is ended without reading them).
+  // could not watch is ended without reading them). Lifted as at any end:
+  // nothing is held, and a pipe lent to its reader is the loop's again.
   if (drain) {
-    streams_.free_all();
+    streams_.lift();
     try {
       for (OutputStream* pipe : streams_.both()) {
         if (pipe->open()) drain_pipe(*pipe);

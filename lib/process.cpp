@@ -118,7 +118,7 @@ int Process::event_fd() {
 std::string_view Process::kept_output(int stream) {
   std::lock_guard<std::mutex> lock(mu_);
   streams_.flatten(is_final());
-  return streams_.kept(stream, result_.text());
+  return streams_.kept(stream, result_.text_if_made());
 }
 
 const std::string& Process::result_json() {

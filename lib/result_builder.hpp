@@ -81,6 +81,8 @@ class ResultBuilder {
   // The whole text, once: made by Process, which puts the streams in.
   void set_text(std::string text) noexcept { text_ = std::move(text); }
   const std::string& text() const noexcept { return *text_; }
+  // The text if made, else null.
+  const std::string* text_if_made() const noexcept { return text_ ? &*text_ : nullptr; }
 
  private:
   Result record_;

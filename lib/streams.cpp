@@ -119,13 +119,6 @@ std::array<bool, 2> Streams::lift() {
   return rewatch;
 }
 
-void Streams::free_all() {
-  backpressure_.lift();
-  std::lock_guard<std::mutex> lock(mu_);
-  out_.set_held(false);
-  err_.set_held(false);
-}
-
 Nanos Streams::held_back_read() const noexcept { return std::max(out_.held_back_read(), err_.held_back_read()); }
 
 void Streams::free(OutputStream& pipe) {
@@ -164,19 +157,19 @@ void Streams::append_json(std::string& j, OutputStream& pipe, StreamJson& text) 
   if (c.lendable() && text.lossless() && c.kept_size() >= kMoveFrom) {
     MallocBuffer lent = c.lend_flat();
     text.append_moving(j, lent.get());
-    kept_in_text_[pipe.stream() == SUP_STDOUT ? 0 : 1] = text.where();
+    kept_in_text_[slot(pipe.stream())] = text.where();
   } else {
     text.append(j);
   }
 }
 
-void Streams::bring_back(OutputStream& pipe, const std::string& text) {
-  if (!pipe.capture().lent()) return;
-  const size_t at = pipe.stream() == SUP_STDOUT ? 0 : 1;
-  pipe.capture().return_flat(kept_in_text_[at].bytes(text, pipe.capture().kept_size()));
+void Streams::bring_back(OutputStream& pipe, const std::string* text) {
+  // Lent only into a text that was made.
+  if (!pipe.capture().lent() || text == nullptr) return;
+  pipe.capture().return_flat(kept_in_text_[slot(pipe.stream())].bytes(*text, pipe.capture().kept_size()));
 }
 
-std::string_view Streams::kept(int stream, const std::string& text) {
+std::string_view Streams::kept(int stream, const std::string* text) {
   OutputStream& pipe = of(stream);
   bring_back(pipe, text);
   Capture& capture = pipe.capture();
@@ -184,7 +177,7 @@ std::string_view Streams::kept(int stream, const std::string& text) {
     capture.hand_out();
     return *flat;
   }
-  auto& kept = kept_[stream == SUP_STDOUT ? 0 : 1];
+  auto& kept = kept_[slot(stream)];
   if (!kept) kept = capture.kept();
   return *kept;
 }

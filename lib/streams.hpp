@@ -14,6 +14,7 @@
 #include "clock.hpp"
 #include "json_text.hpp"
 #include "output_stream.hpp"
+#include "sup.h"
 #include "unique_fd.hpp"
 
 namespace sup {
@@ -86,9 +87,6 @@ class Streams {
   // Returns which were held or lent (and so want a watch again), or
   // nothing if it was lifted already. Takes mu_.
   std::array<bool, 2> lift();
-  // The backpressure lifted and neither stream held, a lent pipe left lent
-  // (the drain of a child ended unwatched). Takes mu_.
-  void free_all();
   bool any_held() const noexcept { return out_.held() || err_.held(); }
   // The latest read by the reader of a held stream, 0 for none: the idle
   // clock counts it as activity (Deadlines::silence_deadline).
@@ -118,14 +116,18 @@ class Streams {
   // The stream's part of the result's text: a large stream whose text gives
   // its bytes back exactly moves into it instead of being copied.
   void append_json(std::string& j, OutputStream& pipe, StreamJson& text);
-  // Kept bytes that moved into the result's text (`text`), rebuilt from it
-  // for a reader that asks for them after all. May throw std::bad_alloc.
-  void bring_back(OutputStream& pipe, const std::string& text);
+  // Kept bytes that moved into the result's text, rebuilt from it for a
+  // reader that asks for them after all. text: the result's text, null
+  // before it is made (nothing has moved then). May throw std::bad_alloc.
+  void bring_back(OutputStream& pipe, const std::string* text);
   // sup_result_output: the kept bytes, valid until the handle goes. May
   // throw std::bad_alloc.
-  std::string_view kept(int stream, const std::string& text);
+  std::string_view kept(int stream, const std::string* text);
 
  private:
+  // Each stream's place in kept_ and kept_in_text_.
+  static size_t slot(int stream) noexcept { return stream == SUP_STDOUT ? 0 : 1; }
+
   std::mutex& mu_;
   std::condition_variable& changed_;
   Backpressure backpressure_;  // the lift under work_mu_

@@ -34,6 +34,7 @@
 #include "child_input.hpp"
 #include "containment.hpp"
 #include "foreground.hpp"
+#include "handle_pins.hpp"
 #include "input_wait.hpp"
 #include "proc_tree.hpp"
 #include "loop_requests.hpp"
@@ -532,6 +533,27 @@ TEST(Backpressure, LiftedOnceForGood) {
   EXPECT_TRUE(b.configured());  // the spec said so; the reader's pace no longer matters
 }
 
+TEST(HandlePins, NoPinOnceReleasedAndTheReleaseWaitsForThoseHeld) {
+  sup::HandlePins h(7);
+  EXPECT_TRUE(h.valid());
+  EXPECT_FALSE(h.forked_away(7));
+  EXPECT_TRUE(h.forked_away(8));  // another fork generation: inherited
+  ASSERT_TRUE(h.pin());
+  h.release();
+  EXPECT_TRUE(h.released());
+  EXPECT_FALSE(h.pin());  // turned away, and holds nothing
+  std::atomic<bool> waited{false};
+  std::thread releaser([&] {
+    h.wait_unpinned();
+    waited = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(waited);  // the call inside still holds its pin
+  h.unpin();
+  releaser.join();
+  EXPECT_TRUE(waited);
+}
+
 // Streams without a loop: nothing is watched, so holding back only marks.
 struct TwoStreams {
   explicit TwoStreams(uint64_t window) {
@@ -636,10 +658,10 @@ TEST(Streams, TheKeptBytesAreHandedOutAsRead) {
   s.keep(s.out(), "world", 5);
   std::lock_guard<std::mutex> lock(t.mu);
   s.flatten(/*final=*/false);  // not final: more may come, nothing moves
-  EXPECT_EQ(s.kept(SUP_STDOUT, std::string()), "hello world");
-  EXPECT_EQ(s.kept(SUP_STDERR, std::string()), "");
+  EXPECT_EQ(s.kept(SUP_STDOUT, nullptr), "hello world");
+  EXPECT_EQ(s.kept(SUP_STDERR, nullptr), "");
   s.flatten(/*final=*/true);
-  EXPECT_EQ(s.kept(SUP_STDOUT, std::string()), "hello world");
+  EXPECT_EQ(s.kept(SUP_STDOUT, nullptr), "hello world");
 }
 
 // A child for the look below, asleep in pause() or in a read of fd;
