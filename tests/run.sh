@@ -57,12 +57,14 @@ declare -A pass_cc=([build]=gcc [build-asan]=gcc [build-tsan]=gcc [build-clang]=
 # the shims' builds compile it a source at a time, as a user's build does.
 # The ASan pass keeps line tables only (-g1: what a sanitizer's report
 # shows) and no variable tracking, which at -O1 under ASan+UBSan took as
-# long as the rest of the compile.
+# long as the rest of the compile; it also checks the standard library's
+# preconditions (_GLIBCXX_ASSERTIONS: an empty optional's value, an index
+# past a vector's end), as hardened distributions build it.
 pass_opts() {  # pass_opts DIR: its meson setup options, one a line
   printf '%s\n' -Dunity=on "-Dunity_size=$(sh tests/unity_size.sh)"
   case $1 in
     build-asan) printf '%s\n' -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 \
-                  "-Dcpp_args=-g1 -fno-var-tracking" ;;
+                  "-Dcpp_args=-g1 -fno-var-tracking -D_GLIBCXX_ASSERTIONS" ;;
     build-tsan) printf '%s\n' -Db_sanitize=thread -Db_lundef=false ;;
   esac
 }
@@ -77,8 +79,8 @@ build_pass() {  # build_pass DIR
   local dir=$1 cc=${pass_cc[$1]} cxx opts=()
   [ "$cc" = clang ] && cxx=clang++ || cxx=g++
   mapfile -t opts < <(pass_opts "$dir")
-  if [ -d "$dir" ]; then  # an earlier run's: its unity size may no longer fit
-    meson configure "$dir" "-Dunity_size=$(sh tests/unity_size.sh)" >/dev/null
+  if [ -d "$dir" ]; then  # an earlier run's: its options may have changed since
+    meson configure "$dir" "${opts[@]}" >/dev/null
   else
     CC=$cc CXX=$cxx meson setup "$dir" "${opts[@]}" >/dev/null
   fi
